@@ -1,0 +1,56 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+#ifndef MUJOCO_SRC_ENGINE_ENGINE_DERIVATIVE_POS_H_
+#define MUJOCO_SRC_ENGINE_ENGINE_DERIVATIVE_POS_H_
+
+#include <mujoco/mjdata.h>
+#include <mujoco/mjexport.h>
+#include <mujoco/mjmodel.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Position stiffness used by mjENBL_IMPLICITPOS: K = -d (qfrc_actuator + qfrc_passive) / d qpos,
+// restricted to the forces whose derivative is exact and restoring: hinge/slide joint stiffness,
+// and affine gain/bias actuators on hinge/slide joints or on fixed tendons along one kinematic
+// chain, not clamped by their force range. K is symmetric, positive semidefinite and has the
+// sparsity of d->D_* (the pattern of qM), which must be set (mj_makeMSparse).
+// Adds sclK * K to the D-sparse matrix matD and sclKv * K * qvel to vec; either may be NULL.
+MJAPI void mjd_implicitPos(const mjModel* m, const mjData* d,
+                           mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv);
+
+// scope of mjENBL_IMPLICITPOS for one actuator
+typedef enum mjtPosScope_ {
+  mjPOSSCOPE_RESTORING = 0,       // in scope, restoring slope: contributes to K
+  mjPOSSCOPE_ZERO,                // in scope, zero slope (e.g. a motor): nothing to add
+  mjPOSSCOPE_NONRESTORING,        // in scope, slope positive or not finite: left explicit
+  mjPOSSCOPE_CLAMPED,             // force on its forcerange clamp: left explicit
+  mjPOSSCOPE_GAINBIAS,            // muscle or user gain/bias: left explicit
+  mjPOSSCOPE_TRANSMISSION,        // ball/free joint, spatial tendon, site, body, slider-crank
+  mjPOSSCOPE_BRANCH,              // fixed tendon whose joints are not on one kinematic chain
+  mjPOSSCOPE_DISABLED             // actuation disabled
+} mjtPosScope;
+
+// Scope of actuator i under mjENBL_IMPLICITPOS (mjtPosScope). If slope is not NULL, it receives
+// d actuator_force / d actuator_length when the gain and bias types are affine, fixed or none,
+// and 0 otherwise. Requires mj_fwdActuation (d->actuator_force).
+MJAPI int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // MUJOCO_SRC_ENGINE_ENGINE_DERIVATIVE_POS_H_

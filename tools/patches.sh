@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Work on the patch series as git commits, and regenerate patches/ from them.
+#
+#   tools/patches.sh checkout DIR [PRISTINE]
+#       Makes DIR a git working copy: the pristine MuJoCo 2.2.2 tree as the first commit (tag
+#       `pristine`), then one commit per entry of patches/series (git am). The files of this
+#       project's src/ are linked in, untracked, so that DIR builds as the patched tree does.
+#       PRISTINE defaults to build/_pristine/mujoco-2.2.2 (made by the first cmake configure).
+#   tools/patches.sh export DIR
+#       Rewrites patches/ and patches/series from the commits pristine..HEAD of DIR
+#       (git format-patch; stable output: no commit hashes, no signature).
+#
+# Edit the commits in DIR with ordinary git (commit --amend, rebase -i), then export.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cmd=${1:-}; dir=${2:-}
+[ -n "$cmd" ] && [ -n "$dir" ] || { sed -n '2,14p' "$0"; exit 2; }
+
+case "$cmd" in
+  checkout)
+    pristine=${3:-$here/build/_pristine/mujoco-2.2.2}
+    [ -f "$pristine/CMakeLists.txt" ] || { echo "no MuJoCo tree at $pristine" >&2; exit 1; }
+    [ ! -e "$dir" ] || { echo "$dir exists" >&2; exit 1; }
+    mkdir -p "$dir"
+    cp -a "$pristine/." "$dir/"
+    rm -f "$dir"/.unpacked-*
+    cd "$dir"
+    git init -q
+    git add -A
+    git -c user.name=pristine -c user.email=pristine@localhost commit -q -m "MuJoCo 2.2.2 (Debian orig tarball)"
+    git tag pristine
+    while read -r p; do
+      case "$p" in ''|'#'*) continue ;; esac
+      git am -q --keep-cr "$here/patches/$p"
+    done < "$here/patches/series"
+    (cd "$here/src" && find . -type f) | while read -r f; do
+      ln -sf "$here/src/$f" "src/$f"
+      echo "/src/${f#./}" >> .git/info/exclude
+    done
+    echo "checked out $(git rev-list --count pristine..HEAD) patches into $dir"
+    ;;
+  export)
+    cd "$dir"
+    git rev-parse -q --verify pristine >/dev/null || { echo "$dir: no 'pristine' tag" >&2; exit 1; }
+    rm -f "$here"/patches/*.patch
+    git format-patch -q --zero-commit --no-signature --no-stat -o "$here/patches" pristine..HEAD
+    {
+      echo "# Applied in this order to the pristine MuJoCo 2.2.2 tree (patch -p1)."
+      echo "# Regenerate with tools/patches.sh; do not edit the patches by hand."
+      (cd "$here/patches" && ls -1 ./*.patch | sed 's#^\./##')
+    } > "$here/patches/series"
+    echo "exported $(git rev-list --count pristine..HEAD) patches to $here/patches"
+    ;;
+  *) sed -n '2,14p' "$0"; exit 2 ;;
+esac

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# One-time machine set-up for Debian (bookworm or later), run as root or with sudo:
+#  - installs the Debian packages the build uses (compiler, CMake, MuJoCo's third-party libraries),
+#  - adds a deb-src entry derived from this machine's own apt sources, so that the build can
+#    download Debian's MuJoCo 2.2.2 source package (`apt-get source`),
+#  - creates the de_DE.UTF-8 locale that upstream's XMLWriterLocaleTest needs to really run.
+# Safe to run again: every step checks first.
+set -euo pipefail
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+PACKAGES=(
+  build-essential cmake git ca-certificates dpkg-dev locales
+  libtinyxml2-dev libtinyobjloader-dev libccd-dev libqhull-dev liblodepng-dev
+  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libeigen3-dev
+  pybind11-dev python3-dev python3-numpy python3-absl python3-pytest python3-matplotlib
+  python3-scipy
+)
+
+# deb-src entries: one per existing `deb` entry, same URIs, suites and components.
+SRC_LIST=/etc/apt/sources.list.d/mujoco-implicitpos-src.sources
+need_update=0
+if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+  tmp=$(mktemp)
+  # deb822 files: copy each stanza whose Types include `deb`, with Types set to deb-src.
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -e "$f" ] || continue
+    awk 'BEGIN { RS = ""; ORS = "\n\n" }
+         /(^|\n)Types:[^\n]*(^|[ \t])deb([ \t]|\n|$)/ && !/(^|\n)Enabled: *no/ {
+           sub(/Types:[^\n]*/, "Types: deb-src"); print }' "$f" >> "$tmp"
+  done
+  # one-line format: `deb [opts] URI suite comp...` becomes a deb-src stanza.
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -e "$f" ] || continue
+    sed -nE 's/^deb[ \t]+(\[[^]]*\][ \t]+)?([^ \t]+)[ \t]+([^ \t]+)[ \t]+(.*)$/Types: deb-src\nURIs: \2\nSuites: \3\nComponents: \4\n/p' \
+      "$f" >> "$tmp"
+  done
+  if [ ! -s "$tmp" ]; then
+    echo "setup: found no apt 'deb' entry to derive a deb-src entry from" >&2
+    exit 1
+  fi
+  $SUDO install -m 0644 "$tmp" "$SRC_LIST"
+  rm -f "$tmp"
+  need_update=1
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ] || [ "$need_update" = 1 ]; then
+  $SUDO apt-get update -qq
+fi
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  log=$(mktemp)
+  if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
+       "${missing[@]}" >"$log" 2>&1; then
+    cat "$log" >&2
+    exit 1
+  fi
+  rm -f "$log"
+fi
+
+# de_DE.UTF-8 for upstream's locale test (it silently skips without it).
+if ! locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$'; then
+  if [ -f /etc/locale.gen ] && grep -q 'de_DE.UTF-8 UTF-8' /etc/locale.gen; then
+    $SUDO sed -i 's/^# *de_DE.UTF-8 UTF-8/de_DE.UTF-8 UTF-8/' /etc/locale.gen
+    $SUDO locale-gen >/dev/null
+  else
+    $SUDO localedef -i de_DE -f UTF-8 de_DE.UTF-8
+  fi
+fi
+echo "setup: done"
