@@ -43,7 +43,7 @@ case "$cmd" in
     cd "$dir"
     git rev-parse -q --verify pristine >/dev/null || { echo "$dir: no 'pristine' tag" >&2; exit 1; }
     rm -f "$here"/patches/*.patch
-    git format-patch -q --zero-commit --no-signature --no-stat -o "$here/patches" pristine..HEAD
+    git format-patch -q -N --zero-commit --no-signature --no-stat -o "$here/patches" pristine..HEAD
     {
       echo "# Applied in this order to the pristine MuJoCo 2.2.2 tree (patch -p1)."
       echo "# Regenerate with tools/patches.sh; do not edit the patches by hand."

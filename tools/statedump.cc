@@ -20,8 +20,11 @@
 //   mjpos_statedump [--steps N] [--integrator model|euler|rk4|implicit] [--enable MASK]
 //                   [--disable MASK] MODEL.xml...
 //
-// Output: one line per model, "<hash> <model>" ("load-error <model>" if it does not load).
+// Output: one line per model, "<hash> <model>"; "load-error <model>" if it does not load, and
+// "mju_error <model>: <message>" if the engine raised an error while stepping (e.g. a stack
+// overflow of the implicit integrator's dense derivative on large models).
 
+#include <csetjmp>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +35,15 @@
 #include <mujoco/mujoco.h>
 
 namespace {
+
+// mju_error during stepping: report and go on with the next model
+std::jmp_buf error_jump;
+char error_message[1000];
+
+void ErrorHandler(const char* msg) {
+  std::snprintf(error_message, sizeof(error_message), "%s", msg);
+  std::longjmp(error_jump, 1);
+}
 
 // FNV-1a over raw bytes
 void Hash(std::uint64_t& h, const void* data, std::size_t nbytes) {
@@ -121,6 +133,14 @@ int main(int argc, char** argv) {
     m->opt.enableflags |= enable;
     m->opt.disableflags |= disable;
     mjData* d = mj_makeData(m);
+    if (setjmp(error_jump)) {
+      std::printf("mju_error %s: %s\n", path.c_str(), error_message);
+      mju_user_error = nullptr;
+      mj_deleteData(d);
+      mj_deleteModel(m);
+      continue;
+    }
+    mju_user_error = ErrorHandler;
 
     // deterministic controls in the control range (or [-1, 1]), new every step
     std::uint64_t rng = 12345;
@@ -137,6 +157,7 @@ int main(int argc, char** argv) {
       }
       mj_step(m, d);
     }
+    mju_user_error = nullptr;
     std::printf("%016llx %s\n", static_cast<unsigned long long>(HashState(m, d)), path.c_str());
     mj_deleteData(d);
     mj_deleteModel(m);

@@ -1,0 +1,244 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// Scope of mjENBL_IMPLICITPOS: every excluded configuration, and the Euler and RK4 integrators,
+// give a trajectory bit-identical to flag off; in-scope ones do not.
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <mujoco/mujoco.h>
+#include "engine/engine_derivative_pos.h"
+#include "test/models.h"
+
+namespace mjpos {
+namespace {
+
+mjModel* LoadXml(const std::string& xml) {
+  char error[1000] = "";
+  auto vfs = std::make_unique<mjVFS>();
+  mj_defaultVFS(vfs.get());
+  mj_makeEmptyFileVFS(vfs.get(), "model.xml", xml.size());
+  int i = mj_findFileVFS(vfs.get(), "model.xml");
+  std::memcpy(vfs->filedata[i], xml.data(), xml.size());
+  mjModel* m = mj_loadXML("model.xml", vfs.get(), error, sizeof(error));
+  mj_deleteVFS(vfs.get());
+  EXPECT_NE(m, nullptr) << error;
+  return m;
+}
+
+// full state after n steps from a perturbed start, with slowly varying controls
+std::vector<mjtNum> Trajectory(const mjModel* m, bool flag, int n) {
+  mjModel* mc = mj_copyModel(nullptr, m);
+  if (flag) {
+    mc->opt.enableflags |= mjENBL_IMPLICITPOS;
+  } else {
+    mc->opt.enableflags &= ~mjENBL_IMPLICITPOS;
+  }
+  mjData* d = mj_makeData(mc);
+  for (int i = 0; i < mc->nv; ++i) d->qvel[i] = 0.5 * std::sin(1.0 + i);
+  std::vector<mjtNum> out;
+  for (int t = 0; t < n; ++t) {
+    for (int u = 0; u < mc->nu; ++u) d->ctrl[u] = 0.5 * std::sin(0.01 * t + u);
+    mj_step(mc, d);
+  }
+  out.insert(out.end(), d->qpos, d->qpos + mc->nq);
+  out.insert(out.end(), d->qvel, d->qvel + mc->nv);
+  out.insert(out.end(), d->act, d->act + mc->na);
+  out.insert(out.end(), d->qacc, d->qacc + mc->nv);
+  out.insert(out.end(), d->actuator_force, d->actuator_force + mc->nu);
+  out.push_back(d->time);
+  mj_deleteData(d);
+  mj_deleteModel(mc);
+  return out;
+}
+
+bool BitIdentical(const std::vector<mjtNum>& a, const std::vector<mjtNum>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(mjtNum)) == 0;
+}
+
+struct ScopeCase {
+  std::string name;
+  std::string body;       // inside <worldbody>
+  std::string elements;   // after </worldbody>: tendon, actuator
+  int scope;              // expected mjd_actuatorPosScope of actuator 0
+  bool changes;           // whether the flag may change the trajectory
+};
+
+std::string Model(const ScopeCase& c) {
+  return "<mujoco>\n  <option integrator=\"implicit\" timestep=\"0.005\">"
+         "<flag contact=\"disable\"/></option>\n  <worldbody>\n" + c.body +
+         "  </worldbody>\n" + c.elements + "</mujoco>\n";
+}
+
+const char kHinge[] =
+    "    <body><joint name=\"a\" axis=\"0 1 0\" armature=\"0.01\"/>"
+    "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/>"
+    "<site name=\"s\" pos=\".2 0 0\"/>"
+    "      <body pos=\".2 0 0\"><joint name=\"b\" axis=\"0 1 0\" armature=\"0.01\"/>"
+    "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/>"
+    "<site name=\"s2\" pos=\".2 0 0\"/></body></body>\n"
+    "    <body pos=\"0 .5 0\"><joint name=\"c\" axis=\"0 1 0\" armature=\"0.01\"/>"
+    "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/></body>\n"
+    "    <site name=\"w\" pos=\"0 0 .3\"/>\n";
+
+std::vector<ScopeCase> Cases() {
+  const std::string servo = "gainprm=\"2e4\" biastype=\"affine\" biasprm=\"0 -2e4 -1\"";
+  return {
+      {"joint_servo", kHinge, "<actuator><general joint=\"a\" " + servo + "/></actuator>",
+       mjPOSSCOPE_RESTORING, true},
+      {"fixed_tendon_chain", kHinge,
+       "<tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"b\" coef=\"1\"/>"
+       "</fixed></tendon><actuator><general tendon=\"t\" " + servo + "/></actuator>",
+       mjPOSSCOPE_RESTORING, true},
+      {"fixed_tendon_branches", kHinge,
+       "<tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"c\" coef=\"1\"/>"
+       "</fixed></tendon><actuator><general tendon=\"t\" " + servo + "/></actuator>",
+       mjPOSSCOPE_BRANCH, false},
+      {"spatial_tendon", kHinge,
+       "<tendon><spatial name=\"t\"><site site=\"w\"/><site site=\"s2\"/></spatial></tendon>"
+       "<actuator><general tendon=\"t\" " + servo + "/></actuator>",
+       mjPOSSCOPE_TRANSMISSION, false},
+      {"site_transmission", kHinge,
+       "<actuator><general site=\"s\" gear=\"0 0 1 0 0 0\" " + servo + "/></actuator>",
+       mjPOSSCOPE_TRANSMISSION, false},
+      {"body_transmission",
+       std::string(kHinge) + "    <body pos=\"0 0 -1\"><geom type=\"box\" size=\".1 .1 .1\"/>"
+                             "</body>\n",
+       "<actuator><adhesion body=\"world\" ctrlrange=\"0 1\" gain=\"5\"/></actuator>",
+       mjPOSSCOPE_TRANSMISSION, false},
+      {"ball_joint",
+       "    <body><joint name=\"ball\" type=\"ball\" armature=\"0.01\"/>"
+       "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/></body>\n",
+       "<actuator><general joint=\"ball\" gear=\"0 1 0 0 0 0\" " + servo + "/></actuator>",
+       mjPOSSCOPE_TRANSMISSION, false},
+      {"free_joint",
+       "    <body><freejoint name=\"free\"/><geom type=\"box\" size=\".1 .1 .1\"/></body>\n",
+       "<actuator><general joint=\"free\" gear=\"0 0 1 0 0 0\" " + servo + "/></actuator>",
+       mjPOSSCOPE_TRANSMISSION, false},
+      {"muscle", kHinge,
+       "<actuator><muscle joint=\"a\" lengthrange=\"-1 1\"/></actuator>",
+       mjPOSSCOPE_GAINBIAS, false},
+      {"clamped_forcerange", kHinge,
+       "<actuator><general joint=\"a\" forcelimited=\"true\" forcerange=\"-1e-3 1e-3\" " +
+           servo + "/></actuator>",
+       mjPOSSCOPE_CLAMPED, false},
+      {"non_restoring", kHinge,
+       "<actuator><general joint=\"a\" gainprm=\"0\" biastype=\"affine\" biasprm=\"0 50 -1\"/>"
+       "</actuator>",
+       mjPOSSCOPE_NONRESTORING, false},
+      {"motor", kHinge, "<actuator><motor joint=\"a\"/></actuator>", mjPOSSCOPE_ZERO, false},
+      {"ball_joint_stiffness",
+       "    <body><joint name=\"ball\" type=\"ball\" stiffness=\"1e3\" armature=\"0.01\"/>"
+       "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/></body>\n",
+       "", -1, false},
+      {"hinge_stiffness",
+       "    <body><joint name=\"h\" axis=\"0 1 0\" stiffness=\"1e3\" armature=\"0.01\"/>"
+       "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/></body>\n",
+       "", -1, true},
+  };
+}
+
+class ScopeTest : public ::testing::TestWithParam<ScopeCase> {};
+
+TEST_P(ScopeTest, ExcludedIsBitIdenticalIncludedIsNot) {
+  const ScopeCase& c = GetParam();
+  mjModel* m = LoadXml(Model(c));
+  ASSERT_NE(m, nullptr);
+
+  // the classifier's verdict on actuator 0, after the forward pass of the first step
+  if (c.scope >= 0) {
+    ASSERT_GE(m->nu, 1);
+    mjData* d = mj_makeData(m);
+    for (int i = 0; i < m->nv; ++i) d->qvel[i] = 0.5 * std::sin(1.0 + i);
+    for (int i = 0; i < m->nq && m->jnt_type[0] == mjJNT_HINGE; ++i) d->qpos[i] = 0.3;
+    if (c.name == "clamped_forcerange") d->ctrl[0] = 1;
+    mj_forward(m, d);
+    EXPECT_EQ(mjd_actuatorPosScope(m, d, 0, nullptr), c.scope) << c.name;
+    mj_deleteData(d);
+  }
+
+  // trajectories: excluded configurations identical to flag off, included ones not
+  std::vector<mjtNum> off = Trajectory(m, false, 300), on = Trajectory(m, true, 300);
+  EXPECT_EQ(BitIdentical(off, on), !c.changes) << c.name;
+  for (mjtNum x : on) EXPECT_TRUE(std::isfinite(x)) << c.name;
+  mj_deleteModel(m);
+}
+
+INSTANTIATE_TEST_SUITE_P(Configurations, ScopeTest, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<ScopeCase>& info) {
+                           return info.param.name;
+                         });
+
+// Euler and RK4 ignore the flag: every shipped model and every scope case, bit for bit
+TEST(ImplicitPosIntegrators, EulerAndRk4IgnoreFlag) {
+  std::vector<std::string> xmls;
+  for (const ScopeCase& c : Cases()) xmls.push_back(Model(c));
+  xmls.push_back(ChainXml(5, 1e5, 1, 0.005));
+  int checked = 0;
+  for (const std::string& xml : xmls) {
+    mjModel* m = LoadXml(xml);
+    ASSERT_NE(m, nullptr);
+    for (int integrator : {mjINT_EULER, mjINT_RK4}) {
+      m->opt.integrator = integrator;
+      EXPECT_TRUE(BitIdentical(Trajectory(m, false, 200), Trajectory(m, true, 200)))
+          << xml << " integrator " << integrator;
+      ++checked;
+    }
+    mj_deleteModel(m);
+  }
+
+  // the shipped models, with their servos and springs
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(MJPOS_MODEL_DIR)) {
+    if (entry.path().extension() != ".xml") continue;
+    char error[1000];
+    mjModel* m = mj_loadXML(entry.path().c_str(), nullptr, error, sizeof(error));
+    if (!m) continue;  // included fragments (e.g. humanoid_body.xml)
+    for (int integrator : {mjINT_EULER, mjINT_RK4}) {
+      m->opt.integrator = integrator;
+      EXPECT_TRUE(BitIdentical(Trajectory(m, false, 50), Trajectory(m, true, 50)))
+          << entry.path() << " integrator " << integrator;
+      ++checked;
+    }
+    mj_deleteModel(m);
+  }
+  EXPECT_GT(checked, 40);
+}
+
+// disabling actuation or passive forces removes their stiffness too
+TEST(ImplicitPosDisable, DisabledForcesAddNoStiffness) {
+  mjModel* m = LoadXml(ChainXml(3, 1e5, 1, 0.005));
+  ASSERT_NE(m, nullptr);
+  m->opt.disableflags |= mjDSBL_ACTUATION;
+  EXPECT_TRUE(BitIdentical(Trajectory(m, false, 100), Trajectory(m, true, 100)));
+  mj_deleteModel(m);
+
+  m = LoadXml("<mujoco><option integrator=\"implicit\"><flag passive=\"disable\"/></option>"
+              "<worldbody><body><joint axis=\"0 1 0\" stiffness=\"1e4\"/>"
+              "<geom size=\".1\"/></body></worldbody></mujoco>");
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(BitIdentical(Trajectory(m, false, 100), Trajectory(m, true, 100)));
+  m->opt.disableflags &= ~mjDSBL_PASSIVE;
+  EXPECT_FALSE(BitIdentical(Trajectory(m, false, 100), Trajectory(m, true, 100)));
+  mj_deleteModel(m);
+}
+
+}  // namespace
+}  // namespace mjpos

@@ -1,0 +1,523 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// mjENBL_IMPLICITPOS: the one-step update against its closed form, the discrete map's poles,
+// stability beyond the stock cap, a multi-link arm against an independent dense solve, joint
+// stiffness, fixed tendons, the reused factorization, the acceleration check and bad gains.
+
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <mujoco/mujoco.h>
+#include "engine/engine_forward.h"
+#include "test/models.h"
+
+namespace mjpos {
+namespace {
+
+using ::testing::DoubleNear;
+
+constexpr double kInertia = 0.01576;  // the upstream proposal's example hinge
+constexpr double kKv = 1.0;
+constexpr double kQ0 = 0.3, kV0 = -2.0, kTarget = 0.5;
+
+struct ModelDeleter {
+  void operator()(mjModel* m) const { mj_deleteModel(m); }
+};
+struct DataDeleter {
+  void operator()(mjData* d) const { mj_deleteData(d); }
+};
+using ModelPtr = std::unique_ptr<mjModel, ModelDeleter>;
+using DataPtr = std::unique_ptr<mjData, DataDeleter>;
+
+ModelPtr LoadXml(const std::string& xml) {
+  char error[1000] = "";
+  auto vfs = std::make_unique<mjVFS>();  // large: not on the stack
+  mj_defaultVFS(vfs.get());
+  mj_makeEmptyFileVFS(vfs.get(), "model.xml", xml.size());
+  int i = mj_findFileVFS(vfs.get(), "model.xml");
+  std::copy(xml.begin(), xml.end(), static_cast<char*>(vfs->filedata[i]));
+  mjModel* m = mj_loadXML("model.xml", vfs.get(), error, sizeof(error));
+  mj_deleteVFS(vfs.get());
+  EXPECT_NE(m, nullptr) << error;
+  return ModelPtr(m);
+}
+
+void SetFlag(mjModel* m, bool on) {
+  if (on) {
+    m->opt.enableflags |= mjENBL_IMPLICITPOS;
+  } else {
+    m->opt.enableflags &= ~mjENBL_IMPLICITPOS;
+  }
+}
+
+double RelErr(double x, double ref) {
+  return std::abs(x - ref) / std::max(std::abs(ref), std::numeric_limits<double>::min());
+}
+
+// closed form of one backward-Euler step of a one-hinge PD servo
+struct OneStep {
+  double qacc, qvel, qpos, denominator;
+};
+OneStep ClosedForm(double inertia, double kp, double kv, double h, double q0, double v0,
+                   double target) {
+  OneStep s;
+  s.denominator = inertia + h * kv + h * h * kp;
+  s.qacc = (kp * (target - q0) - (kv + h * kp) * v0) / s.denominator;
+  s.qvel = v0 + h * s.qacc;
+  s.qpos = q0 + h * s.qvel;
+  return s;
+}
+
+// one-step map of (q - target, v) recovered from the simulator, from two small initial states
+struct Map2 {
+  double a[2][2];
+};
+Map2 SimulatedMap(const mjModel* m, double delta) {
+  Map2 map;
+  DataPtr d(mj_makeData(m));
+  for (int col = 0; col < 2; ++col) {
+    mj_resetData(m, d.get());
+    d->ctrl[0] = 0;
+    d->qpos[0] = col == 0 ? delta : 0;
+    d->qvel[0] = col == 1 ? delta : 0;
+    mj_step(m, d.get());
+    map.a[0][col] = d->qpos[0] / delta;
+    map.a[1][col] = d->qvel[0] / delta;
+  }
+  return map;
+}
+
+Map2 ClosedFormMap(double inertia, double kp, double kv, double h, bool implicitpos) {
+  // stock: kp explicit (qacc = (-kp q - kv v)/(I + h kv)); flag: both implicit
+  double den = inertia + h * kv + (implicitpos ? h * h * kp : 0);
+  double aq = -kp / den, av = -(kv + (implicitpos ? h * kp : 0)) / den;
+  Map2 map;
+  map.a[1][0] = h * aq;
+  map.a[1][1] = 1 + h * av;
+  map.a[0][0] = 1 + h * map.a[1][0];
+  map.a[0][1] = h * map.a[1][1];
+  return map;
+}
+
+std::complex<double> Eig(const Map2& map, int which) {
+  double tr = map.a[0][0] + map.a[1][1];
+  double det = map.a[0][0] * map.a[1][1] - map.a[0][1] * map.a[1][0];
+  std::complex<double> disc = std::sqrt(std::complex<double>(tr * tr / 4 - det));
+  return tr / 2 + (which ? -disc : disc);
+}
+
+double SpectralRadius(const Map2& map) {
+  return std::max(std::abs(Eig(map, 0)), std::abs(Eig(map, 1)));
+}
+
+// largest kp of the stock one-hinge cap, h^2 kp < 4I + 2h kv
+double StockCap(double inertia, double kv, double h) {
+  return (4 * inertia + 2 * h * kv) / (h * h);
+}
+
+//------------------------------ one hinge ---------------------------------------------------------
+
+class OneHingeTest : public ::testing::TestWithParam<double> {};
+
+// the flag reproduces the closed-form backward-Euler step in qacc, qvel and qpos
+TEST_P(OneHingeTest, OneStepMatchesClosedForm) {
+  const double h = GetParam();
+  double worst[4] = {0, 0, 0, 0};  // qLU, qacc, qvel, qpos
+  for (double kp : {1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8}) {
+    ModelPtr m = LoadXml(OneHingeXml(kInertia, kp, kKv, h));
+    SetFlag(m.get(), true);
+    DataPtr d(mj_makeData(m.get()));
+    d->qpos[0] = kQ0;
+    d->qvel[0] = kV0;
+    d->ctrl[0] = kTarget;
+    mj_forward(m.get(), d.get());
+    double inertia = d->qM[0];  // armature plus the body's 1e-12 share
+    ASSERT_THAT(inertia, DoubleNear(kInertia, 1e-12));
+
+    mj_step(m.get(), d.get());
+    OneStep ref = ClosedForm(inertia, kp, kKv, h, kQ0, kV0, kTarget);
+    EXPECT_EQ(d->warning[mjWARN_BADQACC].number, 0);
+
+    // the factorized 1x1 matrix is I + h kv + h^2 kp
+    EXPECT_LE(RelErr(d->qLU[0], ref.denominator), 4e-16) << "kp=" << kp;
+
+    // qacc recovered from the velocity step, to the precision the subtraction allows
+    double qacc = (d->qvel[0] - kV0) / h;
+    double qacc_tol = 4e-16 + 2.3e-16 * (std::abs(kV0) + std::abs(d->qvel[0])) /
+                                  (h * std::abs(ref.qacc));
+    EXPECT_LE(RelErr(qacc, ref.qacc), qacc_tol) << "kp=" << kp;
+    EXPECT_LE(RelErr(d->qvel[0], ref.qvel), 4e-16) << "kp=" << kp;
+    EXPECT_LE(RelErr(d->qpos[0], ref.qpos), 4e-16) << "kp=" << kp;
+    double err[4] = {RelErr(d->qLU[0], ref.denominator), RelErr(qacc, ref.qacc),
+                     RelErr(d->qvel[0], ref.qvel), RelErr(d->qpos[0], ref.qpos)};
+    for (int k = 0; k < 4; ++k) worst[k] = std::max(worst[k], err[k]);
+
+    // the flag changed the step (the test can see the difference)
+    SetFlag(m.get(), false);
+    DataPtr d0(mj_makeData(m.get()));
+    d0->qpos[0] = kQ0;
+    d0->qvel[0] = kV0;
+    d0->ctrl[0] = kTarget;
+    mj_step(m.get(), d0.get());
+    EXPECT_GT(RelErr(d0->qvel[0], ref.qvel), 1e-6) << "kp=" << kp;
+  }
+  std::printf("h=%g: largest relative error vs closed form: qLU %.2g, qacc %.2g, qvel %.2g, "
+              "qpos %.2g\n", h, worst[0], worst[1], worst[2], worst[3]);
+}
+
+// the simulator's one-step map has the closed-form poles, stock and flag, up to kp = 1e12
+TEST_P(OneHingeTest, PolesMatchClosedFormMap) {
+  const double h = GetParam();
+  for (double kp : {1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e8, 1e10, 1e12}) {
+    ModelPtr m = LoadXml(OneHingeXml(kInertia, kp, kKv, h));
+    double inertia;
+    {
+      DataPtr d(mj_makeData(m.get()));
+      mj_forward(m.get(), d.get());
+      inertia = d->qM[0];
+    }
+    for (bool on : {false, true}) {
+      SetFlag(m.get(), on);
+      Map2 sim = SimulatedMap(m.get(), 1e-6);
+      Map2 ref = ClosedFormMap(inertia, kp, kKv, h, on);
+      // characteristic polynomial: trace and determinant, to rounding
+      double scale = std::max(1.0, SpectralRadius(ref));
+      double tr_s = sim.a[0][0] + sim.a[1][1], tr_r = ref.a[0][0] + ref.a[1][1];
+      double det_s = sim.a[0][0] * sim.a[1][1] - sim.a[0][1] * sim.a[1][0];
+      double det_r = ref.a[0][0] * ref.a[1][1] - ref.a[0][1] * ref.a[1][0];
+      EXPECT_LE(std::abs(tr_s - tr_r), 1e-9 * scale) << "kp=" << kp << " flag=" << on;
+      EXPECT_LE(std::abs(det_s - det_r), 1e-9 * scale * scale) << "kp=" << kp << " flag=" << on;
+
+      // eigenvalues: a near-double root is square-root conditioned, hence the looser bound
+      for (int k = 0; k < 2; ++k) {
+        std::complex<double> zs = Eig(sim, k), zr = Eig(ref, k);
+        EXPECT_LE(std::abs(zs - zr), 1e-6 * scale) << "kp=" << kp << " flag=" << on;
+      }
+      if (on) {
+        EXPECT_LT(SpectralRadius(sim), 1.0) << "kp=" << kp;
+      }
+    }
+  }
+}
+
+// stock diverges just above h^2 kp = 4I + 2h kv and not just below; the flag does not
+TEST_P(OneHingeTest, StockCapAndFlagBounded) {
+  const double h = GetParam();
+  double cap = StockCap(kInertia, kKv, h);
+  for (double factor : {0.99, 1.01}) {
+    ModelPtr m = LoadXml(OneHingeXml(kInertia, factor * cap, kKv, h));
+    SetFlag(m.get(), false);
+    EXPECT_EQ(SpectralRadius(SimulatedMap(m.get(), 1e-6)) > 1, factor > 1) << factor;
+  }
+
+  // 10000 steps from a small error: stock above the cap grows, the flag stays bounded
+  for (double kp : {1.01 * cap, 1e6, 1e8, 1e10, 1e12}) {
+    ModelPtr m = LoadXml(OneHingeXml(kInertia, kp, kKv, h));
+    for (bool on : {false, true}) {
+      SetFlag(m.get(), on);
+      DataPtr d(mj_makeData(m.get()));
+      d->qpos[0] = 1e-5;
+      double peak = 0;
+      bool stable = StepStable(m.get(), d.get(), 0);
+      for (int t = 0; t < 10000 && stable; ++t) {
+        stable = StepStable(m.get(), d.get(), 1);
+        peak = std::max(peak, std::abs(d->qpos[0]));
+      }
+      if (on) {
+        EXPECT_TRUE(stable) << "kp=" << kp;
+        EXPECT_LE(peak, 2e-5) << "kp=" << kp;
+      } else {
+        EXPECT_TRUE(!stable || peak > 1e-3) << "kp=" << kp;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Timesteps, OneHingeTest, ::testing::Values(5e-3, 2e-3));
+
+// mj_checkAcc (kept as in stock) tests the continuous-time qacc before the implicit update:
+// a unit error trips it above kp = 1e10*I, flag or not, and resets the data the same way
+TEST(ImplicitPosCheckAcc, StockCeilingKept) {
+  const double h = 5e-3;
+  for (double kp : {1e8, 1e9}) {
+    ModelPtr m = LoadXml(OneHingeXml(kInertia, kp, 0, h));
+    bool trips = kp / kInertia > mjMAXVAL;
+    int warnings[2];
+    double qpos[2];
+    for (bool on : {false, true}) {
+      SetFlag(m.get(), on);
+      DataPtr d(mj_makeData(m.get()));
+      d->qpos[0] = 0;
+      d->ctrl[0] = 1;
+      mj_step(m.get(), d.get());
+      warnings[on] = d->warning[mjWARN_BADQACC].number;
+      qpos[on] = d->qpos[0];
+      EXPECT_TRUE(std::isfinite(d->qpos[0]));
+    }
+    EXPECT_EQ(warnings[0], trips ? 1 : 0) << kp;
+    EXPECT_EQ(warnings[1], warnings[0]) << kp;
+    if (trips) {
+      EXPECT_EQ(qpos[1], qpos[0]);  // reset: ctrl zeroed, both integrate the rest state
+    }
+  }
+}
+
+//------------------------------ joint stiffness ---------------------------------------------------
+
+TEST(ImplicitPosSpring, OneStepMatchesClosedFormAndStable) {
+  for (double h : {5e-3, 2e-3}) {
+    for (double k : {1e2, 1e4, 1e6, 1e8}) {
+      ModelPtr m = LoadXml(OneHingeSpringXml(kInertia, k, kKv, h));
+      SetFlag(m.get(), true);
+      DataPtr d(mj_makeData(m.get()));
+      d->qpos[0] = kQ0;
+      d->qvel[0] = kV0;
+      mj_forward(m.get(), d.get());
+      double inertia = d->qM[0];
+      mj_step(m.get(), d.get());
+      OneStep ref = ClosedForm(inertia, k, kKv, h, kQ0, kV0, 0);
+      EXPECT_LE(RelErr(d->qLU[0], ref.denominator), 4e-16) << k;
+      EXPECT_LE(RelErr(d->qvel[0], ref.qvel), 4e-16) << k;
+      EXPECT_LE(RelErr(d->qpos[0], ref.qpos), 4e-16) << k;
+    }
+
+    // beyond the stock cap: stock unstable, flag stable
+    double k = 10 * StockCap(kInertia, kKv, h);
+    ModelPtr m = LoadXml(OneHingeSpringXml(kInertia, k, kKv, h));
+    for (bool on : {false, true}) {
+      SetFlag(m.get(), on);
+      EXPECT_EQ(SpectralRadius(SimulatedMap(m.get(), 1e-6)) < 1, on) << h;
+      DataPtr d(mj_makeData(m.get()));
+      d->qpos[0] = 1e-5;
+      bool stable = StepStable(m.get(), d.get(), 10000) && std::abs(d->qpos[0]) < 1e-5;
+      EXPECT_EQ(stable, on) << h;
+    }
+  }
+}
+
+//------------------------------ multi-link arm: dense reference -----------------------------------
+
+// dense solve of A x = b by Gaussian elimination with partial pivoting
+std::vector<double> DenseSolve(std::vector<double> a, std::vector<double> b, int n) {
+  for (int c = 0; c < n; ++c) {
+    int p = c;
+    for (int r = c + 1; r < n; ++r) {
+      if (std::abs(a[r * n + c]) > std::abs(a[p * n + c])) p = r;
+    }
+    for (int k = 0; k < n; ++k) std::swap(a[c * n + k], a[p * n + k]);
+    std::swap(b[c], b[p]);
+    for (int r = c + 1; r < n; ++r) {
+      double f = a[r * n + c] / a[c * n + c];
+      for (int k = c; k < n; ++k) a[r * n + k] -= f * a[c * n + k];
+      b[r] -= f * b[c];
+    }
+  }
+  std::vector<double> x(n);
+  for (int r = n - 1; r >= 0; --r) {
+    double s = b[r];
+    for (int k = r + 1; k < n; ++k) s -= a[r * n + k] * x[k];
+    x[r] = s / a[r * n + r];
+  }
+  return x;
+}
+
+// velocity after one implicit step, from an independent dense solve of
+//   (M - h qDeriv + h^2 K) qacc = qfrc_smooth + qfrc_constraint - h K qvel,
+// K = sum_i kp_i moment_i' moment_i over the actuators (gains read from the model);
+// qDeriv, the stock velocity derivative, is taken from the engine after the step
+std::vector<double> DenseReferenceVelocity(const mjModel* m, const mjData* before,
+                                           const mjData* after, bool with_k, bool with_shift) {
+  int nv = m->nv;
+  double h = m->opt.timestep;
+  std::vector<double> a(nv * nv), k(nv * nv, 0.0), b(nv);
+  mj_fullM(m, a.data(), before->qM);
+
+  // -h qDeriv, from the D-sparse layout
+  for (int r = 0; r < nv; ++r) {
+    for (int j = 0; j < after->D_rownnz[r]; ++j) {
+      int adr = after->D_rowadr[r] + j;
+      a[r * nv + after->D_colind[adr]] -= h * after->qDeriv[adr];
+    }
+  }
+
+  // K from moments and position gains: force = gain*ctrl + b0 + b1*length + b2*velocity
+  for (int i = 0; i < m->nu; ++i) {
+    double kp = -m->actuator_biasprm[mjNBIAS * i + 1];
+    const mjtNum* mom = before->actuator_moment + i * nv;
+    for (int r = 0; r < nv; ++r) {
+      for (int c = 0; c < nv; ++c) k[r * nv + c] += kp * mom[r] * mom[c];
+    }
+  }
+  for (int r = 0; r < nv; ++r) {
+    b[r] = before->qfrc_smooth[r] + before->qfrc_constraint[r];
+    for (int c = 0; c < nv; ++c) {
+      if (with_k) a[r * nv + c] += h * h * k[r * nv + c];
+      if (with_shift) b[r] -= h * k[r * nv + c] * before->qvel[c];
+    }
+  }
+  std::vector<double> qacc = DenseSolve(a, b, nv);
+  std::vector<double> v(nv);
+  for (int r = 0; r < nv; ++r) v[r] = before->qvel[r] + h * qacc[r];
+  return v;
+}
+
+double MaxRelDiff(const std::vector<double>& x, const mjtNum* y) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    num = std::max(num, std::abs(x[i] - y[i]));
+    den = std::max(den, std::abs(y[i]));
+  }
+  return num / den;
+}
+
+// a state away from rest: angles, velocities and targets that differ per joint
+void ArmState(const mjModel* m, mjData* d) {
+  for (int i = 0; i < m->nv; ++i) {
+    d->qpos[i] = 0.3 * std::sin(1.0 + i);
+    d->qvel[i] = 2.0 * std::cos(2.0 + 3 * i);
+  }
+  for (int i = 0; i < m->nu; ++i) d->ctrl[i] = 0.5 * std::sin(0.5 + 2 * i);
+}
+
+TEST(ImplicitPosArm, OneStepMatchesDenseSolve) {
+  const double h = 5e-3;
+  for (double kp : {1e2, 1e4, 1e6}) {
+    ModelPtr m = LoadXml(ChainXml(4, kp, 1.0, h));
+    ASSERT_EQ(m->nv, 4);
+    ASSERT_EQ(m->opt.gravity[2], -9.81);
+    for (bool on : {false, true}) {
+      SetFlag(m.get(), on);
+      DataPtr before(mj_makeData(m.get()));
+      ArmState(m.get(), before.get());
+      mj_forward(m.get(), before.get());
+      DataPtr after(mj_makeData(m.get()));
+      ArmState(m.get(), after.get());
+      mj_step(m.get(), after.get());
+
+      std::vector<double> ref = DenseReferenceVelocity(m.get(), before.get(), after.get(), on, on);
+      EXPECT_LE(MaxRelDiff(ref, after->qvel), 1e-12) << "kp=" << kp << " flag=" << on;
+
+      // each of the two terms matters: dropping one misses
+      if (on) {
+        std::vector<double> no_shift =
+            DenseReferenceVelocity(m.get(), before.get(), after.get(), true, false);
+        std::vector<double> no_matrix =
+            DenseReferenceVelocity(m.get(), before.get(), after.get(), false, true);
+        EXPECT_GT(MaxRelDiff(no_shift, after->qvel), 1e-6) << "kp=" << kp;
+        EXPECT_GT(MaxRelDiff(no_matrix, after->qvel), 1e-6) << "kp=" << kp;
+      }
+    }
+  }
+}
+
+// a fixed tendon along one chain: K = kp m'm is dense on the tendon's dofs
+TEST(ImplicitPosArm, FixedTendonOnChainMatchesDenseSolve) {
+  std::string xml = ChainXml(3, 1.0, 0.0, 5e-3);
+  // drive the three joints through one fixed tendon instead of three joint servos
+  size_t a = xml.find("  <actuator>");
+  xml = xml.substr(0, a) +
+        "  <tendon><fixed name=\"t\"><joint joint=\"j0\" coef=\"1\"/>"
+        "<joint joint=\"j1\" coef=\"-0.5\"/><joint joint=\"j2\" coef=\"0.25\"/></fixed></tendon>\n"
+        "  <actuator><general tendon=\"t\" gainprm=\"3e4\" biastype=\"affine\""
+        " biasprm=\"0 -3e4 -2\"/></actuator>\n</mujoco>\n";
+  ModelPtr m = LoadXml(xml);
+  ASSERT_EQ(m->nu, 1);
+  SetFlag(m.get(), true);
+  DataPtr before(mj_makeData(m.get()));
+  ArmState(m.get(), before.get());
+  mj_forward(m.get(), before.get());
+  DataPtr after(mj_makeData(m.get()));
+  ArmState(m.get(), after.get());
+  mj_step(m.get(), after.get());
+  std::vector<double> ref = DenseReferenceVelocity(m.get(), before.get(), after.get(), true, true);
+  EXPECT_LE(MaxRelDiff(ref, after->qvel), 1e-12);
+  std::vector<double> stock =
+      DenseReferenceVelocity(m.get(), before.get(), after.get(), false, false);
+  EXPECT_GT(MaxRelDiff(stock, after->qvel), 1e-6);
+}
+
+//------------------------------ reused factorization ----------------------------------------------
+
+// mj_implicitSkip(skipfactor=1), as finite differencing calls it, applies the right-hand side
+// shift with the stored factorization: same result as the full step
+TEST(ImplicitPosSkip, ShiftAppliedWhenFactorizationReused) {
+  ModelPtr m = LoadXml(ChainXml(3, 1e5, 1.0, 5e-3));
+  for (bool on : {false, true}) {
+    SetFlag(m.get(), on);
+    DataPtr d(mj_makeData(m.get()));
+    ArmState(m.get(), d.get());
+    mj_forward(m.get(), d.get());
+    std::vector<double> qpos(d->qpos, d->qpos + m->nq), qvel(d->qvel, d->qvel + m->nv);
+    mj_implicitSkip(m.get(), d.get(), 0);
+    std::vector<double> full(d->qvel, d->qvel + m->nv);
+
+    // back to the same state; qLU still holds its factorization
+    std::copy(qpos.begin(), qpos.end(), d->qpos);
+    std::copy(qvel.begin(), qvel.end(), d->qvel);
+    d->time = 0;
+    mj_forward(m.get(), d.get());
+    mj_implicitSkip(m.get(), d.get(), 1);
+    for (int i = 0; i < m->nv; ++i) EXPECT_EQ(d->qvel[i], full[i]) << i;
+  }
+}
+
+//------------------------------ bad gains ---------------------------------------------------------
+
+// NaN, infinite, huge and negative gains: no crash, and no worse than stock (same warnings,
+// finite state); non-restoring and non-finite slopes are left explicit, bit-identical to stock
+TEST(ImplicitPosBadGains, NoWorseThanStock) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (double kp : {nan, inf, -inf, 1e300, -1e3}) {
+    ModelPtr m = LoadXml(OneHingeXml(kInertia, 1.0, kKv, 5e-3));
+    m->actuator_gainprm[0] = kp;
+    m->actuator_biasprm[1] = -kp;
+    int warnings[2];
+    double qpos[2], qvel[2];
+    for (bool on : {false, true}) {
+      SetFlag(m.get(), on);
+      DataPtr d(mj_makeData(m.get()));
+      d->qpos[0] = kQ0;
+      d->qvel[0] = kV0;
+      d->ctrl[0] = kTarget;
+      for (int t = 0; t < 100; ++t) mj_step(m.get(), d.get());
+      warnings[on] = d->warning[mjWARN_BADQACC].number + d->warning[mjWARN_BADQVEL].number +
+                     d->warning[mjWARN_BADQPOS].number;
+      qpos[on] = d->qpos[0];
+      qvel[on] = d->qvel[0];
+    }
+    EXPECT_LE(warnings[1], warnings[0]) << kp;
+    if (std::isfinite(qpos[0])) {
+      EXPECT_TRUE(std::isfinite(qpos[1])) << kp;
+      EXPECT_TRUE(std::isfinite(qvel[1])) << kp;
+    }
+    if (!(kp > 0) || !std::isfinite(kp)) {
+      // left explicit: identical to flag off (NaN compares through its bits)
+      EXPECT_EQ(std::memcmp(&qpos[0], &qpos[1], sizeof(double)), 0) << kp;
+      EXPECT_EQ(std::memcmp(&qvel[0], &qvel[1], sizeof(double)), 0) << kp;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mjpos

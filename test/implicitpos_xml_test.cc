@@ -1,0 +1,124 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// The implicitpos flag in MJCF: read, written, rejected when malformed, and consistent with the
+// C enum and mjENABLESTRING.
+
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <mujoco/mujoco.h>
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsNull;
+using ::testing::NotNull;
+
+mjModel* LoadXml(const std::string& xml, std::string* error = nullptr) {
+  char err[1000] = "";
+  auto vfs = std::make_unique<mjVFS>();
+  mj_defaultVFS(vfs.get());
+  mj_makeEmptyFileVFS(vfs.get(), "model.xml", xml.size());
+  int i = mj_findFileVFS(vfs.get(), "model.xml");
+  std::memcpy(vfs->filedata[i], xml.data(), xml.size());
+  mjModel* m = mj_loadXML("model.xml", vfs.get(), err, sizeof(err));
+  mj_deleteVFS(vfs.get());
+  if (error) *error = err;
+  return m;
+}
+
+std::string WithFlag(const std::string& attr) {
+  return "<mujoco><option><flag " + attr + "/></option>"
+         "<worldbody><body><joint/><geom size=\".1\"/></body></worldbody></mujoco>";
+}
+
+// mj_saveLastXML of the last loaded model, read back as text
+std::string SaveLast(const mjModel* m) {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("implicitpos_xml_test_" +
+                                                std::to_string(std::rand()) + ".xml");
+  char err[1000] = "";
+  EXPECT_EQ(mj_saveLastXML(path.c_str(), m, err, sizeof(err)), 1) << err;
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::filesystem::remove(path);
+  return text.str();
+}
+
+TEST(ImplicitPosXml, DefaultIsDisabled) {
+  mjModel* m = LoadXml(WithFlag(""));
+  ASSERT_THAT(m, NotNull());
+  EXPECT_EQ(m->opt.enableflags & mjENBL_IMPLICITPOS, 0);
+  EXPECT_THAT(SaveLast(m), ::testing::Not(HasSubstr("implicitpos")));
+  mj_deleteModel(m);
+}
+
+TEST(ImplicitPosXml, EnableDisableAndRoundTrip) {
+  mjModel* m = LoadXml(WithFlag("implicitpos=\"disable\""));
+  ASSERT_THAT(m, NotNull());
+  EXPECT_EQ(m->opt.enableflags & mjENBL_IMPLICITPOS, 0);
+  mj_deleteModel(m);
+
+  m = LoadXml(WithFlag("implicitpos=\"enable\""));
+  ASSERT_THAT(m, NotNull());
+  EXPECT_EQ(m->opt.enableflags, mjENBL_IMPLICITPOS);  // this bit and no other
+  std::string saved = SaveLast(m);
+  EXPECT_THAT(saved, HasSubstr("implicitpos=\"enable\""));
+  mj_deleteModel(m);
+
+  // load -> save -> load keeps it
+  mjModel* again = LoadXml(saved);
+  ASSERT_THAT(again, NotNull());
+  EXPECT_EQ(again->opt.enableflags & mjENBL_IMPLICITPOS, mjENBL_IMPLICITPOS);
+  mj_deleteModel(again);
+}
+
+TEST(ImplicitPosXml, BadValueIsAParserError) {
+  for (const char* value : {"bogus", "true", "1", ""}) {
+    std::string error;
+    mjModel* m = LoadXml(WithFlag(std::string("implicitpos=\"") + value + "\""), &error);
+    EXPECT_THAT(m, IsNull()) << value;
+    EXPECT_THAT(error, HasSubstr("invalid keyword")) << value;
+    EXPECT_THAT(error, HasSubstr("Element 'flag'")) << value;
+    if (m) mj_deleteModel(m);
+  }
+}
+
+// enum bit, mjENABLESTRING and XML attribute agree, for this and every other enable flag
+TEST(ImplicitPosXml, EnumStringAndAttributeAgree) {
+  EXPECT_GE(mjNENABLE, 6);
+  EXPECT_EQ(mjENBL_IMPLICITPOS, 1 << 5);  // the first free bit of 2.2.2
+  EXPECT_STREQ(mjENABLESTRING[5], "ImplicitPos");
+  for (int i = 0; i < mjNENABLE; ++i) {
+    std::string name = mjENABLESTRING[i];
+    for (char& c : name) c = std::tolower(static_cast<unsigned char>(c));
+    std::string error;
+    mjModel* m = LoadXml(WithFlag(name + "=\"enable\""), &error);
+    ASSERT_THAT(m, NotNull()) << name << ": " << error;
+    EXPECT_EQ(m->opt.enableflags, 1 << i) << name;
+    mj_deleteModel(m);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,160 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+#include "test/models.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <string>
+
+#include <mujoco/mujoco.h>
+
+namespace mjpos {
+namespace {
+
+std::string Num(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.17g", x);
+  return buf;
+}
+
+std::string Header(double h, const std::string& integrator) {
+  return "<mujoco>\n  <option timestep=\"" + Num(h) + "\" integrator=\"" + integrator +
+         "\"/>\n";
+}
+
+}  // namespace
+
+std::string OneHingeXml(double inertia, double kp, double kv, double h,
+                        const std::string& integrator) {
+  std::string body_inertia = Num(1e-12 * inertia);
+  return Header(h, integrator) +
+         "  <option gravity=\"0 0 0\"/>\n"
+         "  <worldbody>\n"
+         "    <body>\n"
+         "      <joint name=\"hinge\" type=\"hinge\" axis=\"0 0 1\" armature=\"" + Num(inertia) +
+         "\"/>\n"
+         "      <inertial pos=\"0 0 0\" mass=\"1\" diaginertia=\"" + body_inertia + " " +
+         body_inertia + " " + body_inertia + "\"/>\n"
+         "    </body>\n"
+         "  </worldbody>\n"
+         "  <actuator>\n"
+         "    <general joint=\"hinge\" gainprm=\"" + Num(kp) + "\" biastype=\"affine\" biasprm=\"0 " +
+         Num(-kp) + " " + Num(-kv) + "\"/>\n"
+         "  </actuator>\n"
+         "</mujoco>\n";
+}
+
+std::string OneHingeSpringXml(double inertia, double stiffness, double damping, double h,
+                              const std::string& integrator) {
+  std::string body_inertia = Num(1e-12 * inertia);
+  return Header(h, integrator) +
+         "  <option gravity=\"0 0 0\"/>\n"
+         "  <worldbody>\n"
+         "    <body>\n"
+         "      <joint name=\"hinge\" type=\"hinge\" axis=\"0 0 1\" armature=\"" + Num(inertia) +
+         "\" stiffness=\"" + Num(stiffness) + "\" damping=\"" + Num(damping) + "\"/>\n"
+         "      <inertial pos=\"0 0 0\" mass=\"1\" diaginertia=\"" + body_inertia + " " +
+         body_inertia + " " + body_inertia + "\"/>\n"
+         "    </body>\n"
+         "  </worldbody>\n"
+         "</mujoco>\n";
+}
+
+std::string ChainXml(int n, double kp, double kv, double h, const std::string& integrator) {
+  std::ostringstream xml;
+  xml << Header(h, integrator)
+      << "  <option><flag contact=\"disable\"/></option>\n"
+      << "  <default>\n"
+      << "    <joint type=\"hinge\" armature=\"0.01\" damping=\"0.1\"/>\n"
+      << "    <geom type=\"capsule\" size=\"0.03\" fromto=\"0 0 0 0.2 0 0\" mass=\"0.5\"/>\n"
+      << "  </default>\n"
+      << "  <worldbody>\n";
+  std::string indent = "    ";
+  for (int i = 0; i < n; ++i) {
+    xml << indent << "<body pos=\"" << (i ? "0.2" : "0") << " 0 0\">\n"
+        << indent << "  <joint name=\"j" << i << "\" axis=\"" << (i % 2 ? "0 0 1" : "0 1 0")
+        << "\"/>\n"
+        << indent << "  <geom/>\n";
+    indent += "  ";
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    indent.resize(indent.size() - 2);
+    xml << indent << "</body>\n";
+  }
+  xml << "  </worldbody>\n  <actuator>\n";
+  for (int i = 0; i < n; ++i) {
+    xml << "    <general joint=\"j" << i << "\" gainprm=\"" << Num(kp)
+        << "\" biastype=\"affine\" biasprm=\"0 " << Num(-kp) << " " << Num(-kv) << "\"/>\n";
+  }
+  xml << "  </actuator>\n</mujoco>\n";
+  return xml.str();
+}
+
+void MakeServos(mjModel* m, double kp, double kv) {
+  for (int i = 0; i < m->nu; ++i) {
+    mjtNum* gainprm = m->actuator_gainprm + mjNGAIN * i;
+    mjtNum* biasprm = m->actuator_biasprm + mjNBIAS * i;
+    for (int k = 0; k < mjNGAIN; ++k) gainprm[k] = 0;
+    for (int k = 0; k < mjNBIAS; ++k) biasprm[k] = 0;
+    m->actuator_gaintype[i] = mjGAIN_FIXED;
+    m->actuator_biastype[i] = mjBIAS_AFFINE;
+    gainprm[0] = kp;
+    biasprm[1] = -kp;
+    biasprm[2] = -kv;
+    m->actuator_ctrllimited[i] = 0;
+    m->actuator_forcelimited[i] = 0;
+  }
+}
+
+void HoldPose(const mjModel* m, mjData* d) {
+  mj_forward(m, d);
+  for (int i = 0; i < m->nu; ++i) d->ctrl[i] = d->actuator_length[i];
+}
+
+mjModel* LoadServoHumanoid(const std::string& path, double kp, double kv, std::string* error) {
+  char err[1000] = "";
+  mjModel* m = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
+  if (!m) {
+    if (error) *error = err;
+    return nullptr;
+  }
+  MakeServos(m, kp, kv);
+  for (int i = 0; i < m->nu; ++i) {
+    m->actuator_gear[6 * i] = 1;
+    for (int k = 1; k < 6; ++k) m->actuator_gear[6 * i + k] = 0;
+  }
+  return m;
+}
+
+bool StepStable(const mjModel* m, mjData* d, int n) {
+  int warnings = d->warning[mjWARN_BADQPOS].number + d->warning[mjWARN_BADQVEL].number +
+                 d->warning[mjWARN_BADQACC].number;
+  for (int t = 0; t < n; ++t) {
+    mj_step(m, d);
+    int now = d->warning[mjWARN_BADQPOS].number + d->warning[mjWARN_BADQVEL].number +
+              d->warning[mjWARN_BADQACC].number;
+    if (now != warnings) return false;
+  }
+  for (int i = 0; i < m->nq; ++i) {
+    if (!std::isfinite(d->qpos[i])) return false;
+  }
+  for (int i = 0; i < m->nv; ++i) {
+    if (!std::isfinite(d->qvel[i])) return false;
+  }
+  return true;
+}
+
+}  // namespace mjpos

@@ -1,0 +1,61 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// Servo models shared by the tests, the benchmarks and the tools: generated MJCF and in-memory
+// conversions of shipped models. Gains are in actuator units: force = kp*(ctrl - length) - kv*vel.
+
+#ifndef MJPOS_TEST_MODELS_H_
+#define MJPOS_TEST_MODELS_H_
+
+#include <string>
+
+#include <mujoco/mujoco.h>
+
+namespace mjpos {
+
+// One hinge with no gravity, inertia I about its axis (all of it armature), a position servo
+// (general actuator: gain kp, bias [0, -kp, -kv]) and timestep h. The body's own inertia about the
+// axis is 1e-12 of I; read the exact I from qM.
+std::string OneHingeXml(double inertia, double kp, double kv, double h,
+                        const std::string& integrator = "implicit");
+
+// As OneHingeXml, but the restoring force is joint stiffness, with joint damping kv, no actuator.
+std::string OneHingeSpringXml(double inertia, double stiffness, double damping, double h,
+                              const std::string& integrator = "implicit");
+
+// Serial chain of n hinge links (capsules, alternating y and z axes, gravity on, contact off),
+// each with a position servo kp, kv and armature 0.01. n = 7 is the "7-dof arm".
+std::string ChainXml(int n, double kp, double kv, double h,
+                     const std::string& integrator = "implicit");
+
+// Replaces every actuator of m by a position servo on the same transmission and gear: gain
+// type fixed with gain kp, affine bias [0, -kp, -kv], no control or force limits.
+void MakeServos(mjModel* m, double kp, double kv);
+
+// Sets each actuator's ctrl to its current actuator_length (after mj_forward at the current
+// state), so that servos hold the current pose.
+void HoldPose(const mjModel* m, mjData* d);
+
+// The humanoid of MuJoCo's model/ directory with its motors replaced by position servos
+// (gear 1, kp, kv) on the same joints; nullptr (and error) if the file does not load.
+mjModel* LoadServoHumanoid(const std::string& path, double kp, double kv,
+                           std::string* error = nullptr);
+
+// Steps n times; false if the simulation warned about bad qpos, qvel or qacc (MuJoCo's reset
+// path) or left a non-finite state. The stability criterion of the tests and benchmarks.
+bool StepStable(const mjModel* m, mjData* d, int n);
+
+}  // namespace mjpos
+
+#endif  // MJPOS_TEST_MODELS_H_
