@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Every test, from a fresh Debian machine: set-up, then
+#  1. a sanitizer build (-fsanitize=address,undefined) of libmujoco, this project's tests and
+#     upstream's engine tests, all run;
+#  2. the release build of everything (patched and stock libmujoco, upstream's 2.2.2 suite, this
+#     project's tests, benchmark smoke run, Python bindings and their tests), run by ctest.
+# Build directories: $BUILD_DIR (default: build) and $BUILD_DIR-asan. Set MJPOS_SKIP_ASAN=1 to
+# skip step 1. Extra arguments are passed to the final ctest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${BUILD_DIR:-build}
+jobs=$(nproc)
+
+bash tools/setup.sh
+
+# 1. sanitizers
+if [ "${MJPOS_SKIP_ASAN:-0}" != 1 ]; then
+  asan="$build-asan"
+  cmake -S . -B "$asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMJPOS_SANITIZE=ON \
+    -DMJPOS_BUILD_STOCK=OFF -DMJPOS_BUILD_PYTHON=OFF -DMJPOS_BUILD_UPSTREAM_TESTS=ON >/dev/null
+  upstream_engine=$(sed -n 's/^mujoco_test(\(engine_[a-z_]*\))$/\1/p' \
+    "$asan/mujoco-patched/test/engine/CMakeLists.txt")
+  ours=$(sed -n 's/^ *mjpos_test(\([a-z_]*\).*/\1/p' test/CMakeLists.txt | grep -v bitidentity)
+  # shellcheck disable=SC2086
+  cmake --build "$asan" -j"$jobs" --target $upstream_engine $ours
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  echo "== sanitizers: this project's tests"
+  (cd "$asan" && ctest -L mjpos --output-on-failure -j"$jobs")
+  echo "== sanitizers: upstream's engine tests"
+  for t in $upstream_engine; do
+    (cd "$asan/mujoco-patched/test" && "../../bin/$t" --gtest_brief=1) >"$asan/$t.log" 2>&1 || {
+      cat "$asan/$t.log"; echo "sanitizers: $t failed" >&2; exit 1; }
+    tail -n 1 "$asan/$t.log"
+  done
+fi
+
+# 2. everything, release build
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build" -j"$jobs"
+cd "$build"
+ctest --output-on-failure -j"$jobs" "$@"
