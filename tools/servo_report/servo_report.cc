@@ -1,0 +1,771 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+#include "tools/servo_report/servo_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <Eigen/Dense>
+#include <Eigen/Eigenvalues>
+#include <mujoco/mujoco.h>
+#include "engine/engine_derivative_pos.h"
+
+namespace mjpos {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kPi = 3.14159265358979323846;
+
+// tolerance on the pole modulus: rigid-body modes have |z| = 1 exactly (a Jordan block, whose
+// computed eigenvalues are off by about sqrt(machine epsilon))
+constexpr double kUnstableTol = 1e-6;
+
+// thresholds of the "near" verdict
+constexpr double kNearRatio = 0.9;     // kp within 10% of the cap
+constexpr double kRingModulus = 0.98;  // or a pole with |z| > 0.98 and Re z < 0
+
+const char* IntegratorName(int integrator) {
+  switch (integrator) {
+    case mjINT_EULER: return "euler";
+    case mjINT_RK4: return "rk4";
+    case mjINT_IMPLICIT: return "implicit";
+  }
+  return "?";
+}
+
+const char* ScopeName(int scope) {
+  switch (scope) {
+    case mjPOSSCOPE_RESTORING: return "RESTORING";
+    case mjPOSSCOPE_ZERO: return "ZERO";
+    case mjPOSSCOPE_NONRESTORING: return "NONRESTORING";
+    case mjPOSSCOPE_CLAMPED: return "CLAMPED";
+    case mjPOSSCOPE_GAINBIAS: return "GAINBIAS";
+    case mjPOSSCOPE_TRANSMISSION: return "TRANSMISSION";
+    case mjPOSSCOPE_BRANCH: return "BRANCH";
+    case mjPOSSCOPE_DISABLED: return "DISABLED";
+  }
+  return "?";
+}
+
+std::string Name(const mjModel* m, int type, int id) {
+  const char* name = mj_id2name(m, type, id);
+  return name && *name ? name : "#" + std::to_string(id);
+}
+
+// poles of a real 2x2 matrix [a b; c d], dominant one to Discrete
+Discrete Poles2(double a, double b, double c, double d, double h) {
+  double tr = a + d, det = a * d - b * c;
+  double disc = 0.25 * tr * tr - det;
+  std::complex<double> z1, z2;
+  if (disc >= 0) {
+    double s = std::sqrt(disc);
+    z1 = 0.5 * tr + s;
+    z2 = 0.5 * tr - s;
+  } else {
+    double s = std::sqrt(-disc);
+    z1 = {0.5 * tr, s};
+    z2 = {0.5 * tr, -s};
+  }
+  std::complex<double> z = std::abs(z1) >= std::abs(z2) ? z1 : z2;
+  Discrete out;
+  out.modulus = std::abs(z);
+  out.real = z.real();
+  if (out.modulus > 0) {
+    std::complex<double> s = std::log(z) / h;
+    out.omega = std::abs(s);
+    out.freq = out.omega / (2 * kPi);
+    out.freq_damped = std::abs(s.imag()) / (2 * kPi);
+    out.zeta = out.omega > 0 ? -s.real() / out.omega : 0;
+  } else {
+    out.omega = kInf;
+    out.freq = kInf;
+    out.freq_damped = 0;
+    out.zeta = 1;
+  }
+  return out;
+}
+
+Verdict Classify(const Discrete& z, double kp, double cap) {
+  if (z.modulus > 1 + kUnstableTol) return Verdict::kUnstable;
+  if (std::isfinite(cap) && cap > 0 && kp >= kNearRatio * cap) return Verdict::kNear;
+  if (z.modulus > kRingModulus && z.real < 0) return Verdict::kNear;
+  return Verdict::kStable;
+}
+
+// ctrl or act multiplying the gain of actuator i, as in mj_fwdActuation
+double ActuatorInput(const mjModel* m, const mjData* d, int i) {
+  if (m->actuator_dyntype[i] != mjDYN_NONE) return d->act[i - (m->nu - m->na)];
+  for (int k = 0; k < m->nu; ++k) {
+    if (!std::isfinite(d->ctrl[k])) return 0;
+  }
+  double c = d->ctrl[i];
+  if (!(m->opt.disableflags & mjDSBL_CLAMPCTRL) && m->actuator_ctrllimited[i]) {
+    c = std::clamp(c, m->actuator_ctrlrange[2 * i], m->actuator_ctrlrange[2 * i + 1]);
+  }
+  return c;
+}
+
+// muscle force of actuator i at length len, velocity vel
+double MuscleForce(const mjModel* m, int i, double input, double len, double vel) {
+  const double* lr = m->actuator_lengthrange + 2 * i;
+  double acc0 = m->actuator_acc0[i];
+  double f = 0;
+  if (m->actuator_gaintype[i] == mjGAIN_MUSCLE) {
+    f += input * mju_muscleGain(len, vel, lr, acc0, m->actuator_gainprm + mjNGAIN * i);
+  }
+  if (m->actuator_biastype[i] == mjBIAS_MUSCLE) {
+    f += mju_muscleBias(len, lr, acc0, m->actuator_biasprm + mjNBIAS * i);
+  }
+  return f;
+}
+
+std::string GainName(const mjModel* m, int i) {
+  static const char* gain[] = {"fixed", "affine", "muscle", "user"};
+  static const char* bias[] = {"none", "affine", "muscle", "user"};
+  int g = m->actuator_gaintype[i], b = m->actuator_biastype[i];
+  return std::string(g >= 0 && g < 4 ? gain[g] : "?") + "/" + (b >= 0 && b < 4 ? bias[b] : "?");
+}
+
+std::string DofList(const mjModel* m, int jnt) {
+  int n = m->jnt_type[jnt] == mjJNT_FREE ? 6 : m->jnt_type[jnt] == mjJNT_BALL ? 3 : 1;
+  int adr = m->jnt_dofadr[jnt];
+  return n == 1 ? "dof " + std::to_string(adr)
+                : "dofs " + std::to_string(adr) + "-" + std::to_string(adr + n - 1);
+}
+
+const char* JointTypeName(int type) {
+  switch (type) {
+    case mjJNT_FREE: return "free";
+    case mjJNT_BALL: return "ball";
+    case mjJNT_SLIDE: return "slide";
+    case mjJNT_HINGE: return "hinge";
+  }
+  return "?";
+}
+
+void DescribeTransmission(const mjModel* m, int i, ServoRow* row) {
+  int id = m->actuator_trnid[2 * i];
+  switch (m->actuator_trntype[i]) {
+    case mjTRN_JOINT:
+    case mjTRN_JOINTINPARENT:
+      row->transmission = m->actuator_trntype[i] == mjTRN_JOINT ? "joint" : "jointinparent";
+      row->target = Name(m, mjOBJ_JOINT, id) + " (" + JointTypeName(m->jnt_type[id]) + ", " +
+                    DofList(m, id) + ")";
+      break;
+    case mjTRN_TENDON: {
+      int adr = m->tendon_adr[id], num = m->tendon_num[id];
+      bool fixed = num > 0 && m->wrap_type[adr] == mjWRAP_JOINT;
+      row->transmission = fixed ? "tendon" : "spatial tendon";
+      row->target = Name(m, mjOBJ_TENDON, id);
+      if (fixed) {
+        row->target += " [";
+        for (int a = adr; a < adr + num; ++a) {
+          row->target += (a > adr ? " " : "") + Name(m, mjOBJ_JOINT, m->wrap_objid[a]);
+        }
+        row->target += "]";
+      }
+      break;
+    }
+    case mjTRN_SITE:
+      row->transmission = "site";
+      row->target = Name(m, mjOBJ_SITE, id);
+      break;
+    case mjTRN_BODY:
+      row->transmission = "body";
+      row->target = Name(m, mjOBJ_BODY, id);
+      break;
+    case mjTRN_SLIDERCRANK:
+      row->transmission = "slidercrank";
+      row->target = Name(m, mjOBJ_SITE, id) + "/" + Name(m, mjOBJ_SITE, m->actuator_trnid[2 * i + 1]);
+      break;
+    default:
+      row->transmission = "?";
+  }
+}
+
+const char* ExcludedWhy(int scope, const ServoRow& row) {
+  switch (scope) {
+    case mjPOSSCOPE_ZERO: return "no position slope";
+    case mjPOSSCOPE_NONRESTORING: return "slope not restoring";
+    case mjPOSSCOPE_CLAMPED: return "force on its forcerange clamp";
+    case mjPOSSCOPE_GAINBIAS: return "muscle or user gain/bias";
+    case mjPOSSCOPE_TRANSMISSION:
+      return row.spring ? "ball/free joint spring" : "transmission not a hinge/slide or fixed tendon";
+    case mjPOSSCOPE_BRANCH: return "fixed tendon not on one kinematic chain";
+    case mjPOSSCOPE_DISABLED: return row.spring ? "passive forces disabled" : "actuation disabled";
+  }
+  return "";
+}
+
+// one-dof analysis of a row whose kp, kv, damping and inertia are set
+void AnalyzeRow(int integrator, double h, ServoRow* row) {
+  if (!row->slopes_known || !std::isfinite(row->inertia) || !(row->inertia > 0)) {
+    row->verdict = Verdict::kUnknown;
+    row->flag_verdict = Verdict::kUnknown;
+    return;
+  }
+  double I = row->inertia, kp = row->kp, c = row->kv + row->damping;
+  if (kp > 0) {
+    row->omega_n = std::sqrt(kp / I);
+    row->f_n = row->omega_n / (2 * kPi);
+    row->zeta = c / (2 * std::sqrt(kp * I));
+    row->h_omega = h * row->omega_n;
+  }
+  row->cap = OneDofCap(integrator, h, I, row->kv, row->damping);
+  row->ratio = std::isfinite(row->cap) ? (row->cap > 0 ? kp / row->cap : kInf) : 0;
+  row->stock = OneDofMap(integrator, false, h, I, kp, row->kv, row->damping);
+  row->verdict = kp < 0 ? Verdict::kNonRestoring : Classify(row->stock, kp, row->cap);
+
+  // flag: in scope is implicit in position, excluded is stock implicit
+  row->flag = OneDofMap(mjINT_IMPLICIT, row->in_scope, h, I, kp, row->kv, row->damping);
+  double flag_cap = row->in_scope ? kInf : OneDofCap(mjINT_IMPLICIT, h, I, row->kv, row->damping);
+  row->flag_verdict = kp < 0 ? Verdict::kNonRestoring : Classify(row->flag, kp, flag_cap);
+}
+
+//------------------------------ coupled system -----------------------------------------------------
+
+using Mat = Eigen::MatrixXd;
+
+struct Linear {
+  Mat M, K, Kin, Ba, Bj;  // inertia, stiffness (all / in flag scope), explicit / joint damping
+};
+
+// spectral radius of the one-step map, position slopes scaled by s; state [q, h v]
+double SpectralRadius(const Linear& L, int integrator, bool flag, double h, double s) {
+  int n = L.M.rows();
+  Mat I = Mat::Identity(n, n);
+  Mat B = L.Ba + L.Bj;
+  Mat A(2 * n, 2 * n);
+  if (integrator == mjINT_RK4 && !flag) {
+    Eigen::PartialPivLU<Mat> lu(L.M);
+    Mat F(2 * n, 2 * n);  // h * d[q, h v]/dt in the scaled state
+    F << Mat::Zero(n, n), I, -h * h * lu.solve(s * L.K), -h * lu.solve(B);
+    Mat term = Mat::Identity(2 * n, 2 * n);
+    A = term;
+    for (int k = 1; k <= 4; ++k) {
+      term = term * F / k;
+      A += term;
+    }
+  } else {
+    // qacc = P q + Q v with J qacc = -K q - C v
+    Mat J, C;
+    if (flag) {
+      J = L.M + h * B + h * h * s * L.Kin;
+      C = B + h * s * L.Kin;
+    } else if (integrator == mjINT_IMPLICIT) {
+      J = L.M + h * B;
+      C = B;
+    } else {
+      J = L.M + h * L.Bj;
+      C = B;
+    }
+    Eigen::PartialPivLU<Mat> lu(J);
+    Mat hhP = -h * h * lu.solve(s * L.K);
+    Mat hQ = -h * lu.solve(C);
+    // v+ = v + h qacc, q+ = q + h v+; in [q, h v]
+    A << I + hhP, I + hQ, hhP, I + hQ;
+  }
+  Eigen::EigenSolver<Mat> es(A, false);
+  return es.eigenvalues().cwiseAbs().maxCoeff();
+}
+
+void AnalyzeSystem(const mjModel* m, const mjData* d, const std::vector<ServoRow>& rows,
+                   int integrator, double h, ServoSystem* sys) {
+  int nv = m->nv;
+  Linear L;
+  L.M = Mat::Zero(nv, nv);
+  L.K = Mat::Zero(nv, nv);
+  L.Kin = Mat::Zero(nv, nv);
+  L.Ba = Mat::Zero(nv, nv);
+  L.Bj = Mat::Zero(nv, nv);
+  std::vector<mjtNum> dense(nv * nv);
+  mj_fullM(m, dense.data(), d->qM);
+  for (int r = 0; r < nv; ++r) {
+    for (int c = 0; c < nv; ++c) L.M(r, c) = dense[r * nv + c];
+  }
+  bool passive = !(m->opt.disableflags & mjDSBL_PASSIVE);
+  for (int k = 0; k < nv && passive; ++k) L.Bj(k, k) = m->dof_damping[k];
+  for (const ServoRow& row : rows) {
+    if (!row.slopes_known) continue;
+    if (row.spring) {
+      int j = row.id, adr = m->jnt_dofadr[j];
+      int n = m->jnt_type[j] == mjJNT_FREE ? 6 : m->jnt_type[j] == mjJNT_BALL ? 3 : 1;
+      for (int k = adr; k < adr + n; ++k) {
+        L.K(k, k) += row.kp;
+        if (row.in_scope) L.Kin(k, k) += row.kp;
+      }
+      continue;
+    }
+    Eigen::Map<const Eigen::VectorXd> mom(d->actuator_moment + row.id * nv, nv);
+    Mat mm = mom * mom.transpose();
+    L.K += row.kp * mm;
+    if (row.in_scope) L.Kin += row.kp * mm;
+    L.Ba += row.kv * mm;
+  }
+  if (integrator == mjINT_IMPLICIT) {
+    L.Bj += L.Ba;  // all velocity slopes implicit
+    L.Ba.setZero();
+  } else if (integrator == mjINT_RK4) {
+    L.Ba += L.Bj;  // all explicit
+    L.Bj.setZero();
+  }
+
+  auto stable = [&](double s) { return SpectralRadius(L, integrator, false, h, s) <= 1 + kUnstableTol; };
+  sys->rho = SpectralRadius(L, integrator, false, h, 1);
+  // margin: scan factors 2^k, then bisect the first crossing
+  double lo = 0, hi = kInf;
+  for (int k = -30; k <= 40; ++k) {
+    double s = std::ldexp(1.0, k);
+    if (!stable(s)) {
+      hi = s;
+      break;
+    }
+    lo = s;
+  }
+  if (std::isfinite(hi) && lo > 0) {
+    for (int it = 0; it < 50; ++it) {
+      double mid = 0.5 * (lo + hi);
+      (stable(mid) ? lo : hi) = mid;
+    }
+  }
+  sys->margin = std::isfinite(hi) ? (lo > 0 ? 0.5 * (lo + hi) : 0) : kInf;
+  if (sys->rho > 1 + kUnstableTol) {
+    sys->verdict = Verdict::kUnstable;
+  } else if (sys->margin < 1 / kNearRatio) {
+    sys->verdict = Verdict::kNear;
+  } else {
+    sys->verdict = Verdict::kStable;
+  }
+
+  // flag: excluded parts of K stay explicit, in stock implicit
+  Linear F = L;
+  if (integrator != mjINT_IMPLICIT) {
+    F.Bj += F.Ba;
+    F.Ba.setZero();
+  }
+  sys->rho_flag = SpectralRadius(F, mjINT_IMPLICIT, true, h, 1);
+  sys->flag_verdict = sys->rho_flag > 1 + kUnstableTol ? Verdict::kUnstable : Verdict::kStable;
+  sys->analysed = true;
+}
+
+//------------------------------ formatting ---------------------------------------------------------
+
+std::string Num(double x, const char* fmt = "%.6g") {
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  if (std::isnan(x)) return "nan";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), fmt, x);
+  return buf;
+}
+
+std::string JsonNum(double x) {
+  if (!std::isfinite(x)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.10g", x);
+  return buf;
+}
+
+std::string JsonStr(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string JsonDiscrete(const Discrete& z) {
+  return "{\"modulus\": " + JsonNum(z.modulus) + ", \"f_hz\": " + JsonNum(z.freq) +
+         ", \"f_damped_hz\": " + JsonNum(z.freq_damped) + ", \"zeta\": " + JsonNum(z.zeta) + "}";
+}
+
+}  // namespace
+
+const char* VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kStable: return "stable";
+    case Verdict::kNear: return "near";
+    case Verdict::kUnstable: return "UNSTABLE";
+    case Verdict::kNonRestoring: return "nonrestoring";
+    case Verdict::kUnknown: return "n/a";
+  }
+  return "?";
+}
+
+double OneDofCap(int integrator, double h, double inertia, double kv, double damping) {
+  switch (integrator) {
+    case mjINT_IMPLICIT:
+      return std::max(0.0, (4 * inertia + 2 * h * (kv + damping)) / (h * h));
+    case mjINT_EULER:
+      return std::max(0.0, (4 * inertia + 2 * h * damping - 2 * h * kv) / (h * h));
+    case mjINT_RK4: {
+      // no closed form with damping: bisect the modulus of the RK4 map
+      auto stable = [&](double kp) {
+        return OneDofMap(mjINT_RK4, false, h, inertia, kp, kv, damping).modulus <= 1 + 1e-12;
+      };
+      double scale = inertia / (h * h);
+      if (!stable(1e-9 * scale)) return 0;
+      double lo = 1e-9 * scale, hi = kInf;
+      for (double kp = lo; kp < 1e9 * scale; kp *= 2) {
+        if (!stable(kp)) {
+          hi = kp;
+          break;
+        }
+        lo = kp;
+      }
+      if (!std::isfinite(hi)) return kInf;
+      for (int it = 0; it < 100 && hi - lo > 1e-15 * hi; ++it) {
+        double mid = 0.5 * (lo + hi);
+        (stable(mid) ? lo : hi) = mid;
+      }
+      return 0.5 * (lo + hi);
+    }
+  }
+  return kInf;
+}
+
+Discrete OneDofMap(int integrator, bool flag, double h, double inertia, double kp, double kv,
+                   double damping) {
+  double c = kv + damping;
+  if (integrator == mjINT_RK4 && !flag) {
+    // A = sum_k (hF)^k / k!, F = [0 1; -kp/I -c/I]
+    double f10 = -kp / inertia, f11 = -c / inertia;
+    double a00 = 1, a01 = 0, a10 = 0, a11 = 1;  // running sum
+    double t00 = 1, t01 = 0, t10 = 0, t11 = 1;  // running term
+    for (int k = 1; k <= 4; ++k) {
+      // term = term * (hF) / k
+      double n00 = t01 * f10, n01 = t00 + t01 * f11;
+      double n10 = t11 * f10, n11 = t10 + t11 * f11;
+      t00 = n00 * h / k;
+      t01 = n01 * h / k;
+      t10 = n10 * h / k;
+      t11 = n11 * h / k;
+      a00 += t00;
+      a01 += t01;
+      a10 += t10;
+      a11 += t11;
+    }
+    return Poles2(a00, a01, a10, a11, h);
+  }
+
+  // qacc = p q + r v
+  double p, r;
+  if (flag) {
+    double J = inertia + h * c + h * h * kp;
+    p = -kp / J;
+    r = -(c + h * kp) / J;
+  } else if (integrator == mjINT_IMPLICIT) {
+    double J = inertia + h * c;
+    p = -kp / J;
+    r = -c / J;
+  } else {
+    double J = inertia + h * damping;  // Euler: joint damping implicit, actuator kv explicit
+    p = -kp / J;
+    r = -c / J;
+  }
+  // v+ = v + h qacc, q+ = q + h v+
+  return Poles2(1 + h * h * p, h * (1 + h * r), h * p, 1 + h * r, h);
+}
+
+bool AnalyzeServos(const mjModel* m, const ServoOptions& options, ServoReport* report,
+                   std::string* error) {
+  auto fail = [&](const std::string& msg) {
+    if (error) *error = msg;
+    return false;
+  };
+  if (options.key >= m->nkey) {
+    return fail("keyframe " + std::to_string(options.key) + " does not exist (nkey = " +
+                std::to_string(m->nkey) + ")");
+  }
+  double h = options.timestep > 0 ? options.timestep : m->opt.timestep;
+  int integrator = options.integrator >= 0 ? options.integrator : m->opt.integrator;
+  if (integrator != mjINT_EULER && integrator != mjINT_RK4 && integrator != mjINT_IMPLICIT) {
+    return fail("unknown integrator " + std::to_string(integrator));
+  }
+
+  *report = ServoReport();
+  report->timestep = h;
+  report->integrator = integrator;
+  report->key = options.key;
+  report->nv = m->nv;
+
+  // state: qpos0 or keyframe; mj_forward gives qM, its factor, moments and actuator forces
+  mjData* d = mj_makeData(m);
+  if (!d) return fail("could not allocate mjData");
+  if (options.key >= 0) {
+    mj_resetDataKeyframe(m, d, options.key);
+  }
+  mj_forward(m, d);
+
+  int nv = m->nv;
+  std::vector<mjtNum> x(std::max(nv, 1)), unit(std::max(nv, 1));
+  bool passive = !(m->opt.disableflags & mjDSBL_PASSIVE);
+
+  // reflected inertia and joint damping along the moment row mom
+  auto reflect = [&](const mjtNum* mom, ServoRow* row) {
+    if (nv == 0) {
+      row->inertia = kInf;
+      return;
+    }
+    mj_solveM(m, d, x.data(), mom, 1);
+    double mMm = 0;
+    for (int k = 0; k < nv; ++k) mMm += mom[k] * x[k];
+    if (!(mMm > 0)) {
+      row->inertia = kInf;
+      return;
+    }
+    row->inertia = 1 / mMm;
+    // mode shape phi = M^-1 m' / (m M^-1 m'): unit length change, least kinetic energy
+    double b = 0;
+    for (int k = 0; k < nv && passive; ++k) {
+      double phi = x[k] / mMm;
+      b += m->dof_damping[k] * phi * phi;
+    }
+    row->damping = b;
+  };
+
+  // actuators
+  for (int i = 0; i < m->nu; ++i) {
+    ServoRow row;
+    row.id = i;
+    row.name = Name(m, mjOBJ_ACTUATOR, i);
+    row.gear = m->actuator_gear[6 * i];
+    row.gain = GainName(m, i);
+    DescribeTransmission(m, i, &row);
+
+    mjtNum slope = 0;
+    row.scope = mjd_actuatorPosScope(m, d, i, &slope);
+    row.scope_name = ScopeName(row.scope);
+    row.in_scope = row.scope == mjPOSSCOPE_RESTORING;
+    if (!row.in_scope) row.why = ExcludedWhy(row.scope, row);
+
+    int gt = m->actuator_gaintype[i], bt = m->actuator_biastype[i];
+    bool affine = (gt == mjGAIN_FIXED || gt == mjGAIN_AFFINE) &&
+                  (bt == mjBIAS_NONE || bt == mjBIAS_AFFINE);
+    bool muscle = (gt == mjGAIN_MUSCLE || gt == mjGAIN_FIXED) &&
+                  (bt == mjBIAS_MUSCLE || bt == mjBIAS_NONE) &&
+                  (gt == mjGAIN_MUSCLE || bt == mjBIAS_MUSCLE);
+    bool actuation = !(m->opt.disableflags & mjDSBL_ACTUATION);
+    double input = ActuatorInput(m, d, i);
+    if (!actuation) {
+      row.slopes_known = true;  // no actuator forces at all
+    } else if (affine) {
+      const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN * i;
+      const mjtNum* biasprm = m->actuator_biasprm + mjNBIAS * i;
+      row.kp = -slope;
+      double dv = bt == mjBIAS_AFFINE ? biasprm[2] : 0;
+      if (gt == mjGAIN_AFFINE) dv += gainprm[2] * input;
+      row.kv = -dv;
+      row.slopes_known = true;
+    } else if (muscle) {
+      // muscle: central differences of the force-length-velocity curves
+      double len = d->actuator_length[i], vel = d->actuator_velocity[i];
+      double lr = m->actuator_lengthrange[2 * i + 1] - m->actuator_lengthrange[2 * i];
+      double el = 1e-6 * std::max(lr, 1e-6), ev = 1e-6 * std::max(1.0, std::abs(vel));
+      row.kp = -(MuscleForce(m, i, input, len + el, vel) -
+                 MuscleForce(m, i, input, len - el, vel)) / (2 * el);
+      row.kv = -(MuscleForce(m, i, input, len, vel + ev) -
+                 MuscleForce(m, i, input, len, vel - ev)) / (2 * ev);
+      row.slopes_known = std::isfinite(row.kp) && std::isfinite(row.kv);
+    }
+    reflect(d->actuator_moment + i * nv, &row);
+    AnalyzeRow(integrator, h, &row);
+    report->rows.push_back(row);
+  }
+
+  // joint springs
+  for (int j = 0; j < m->njnt; ++j) {
+    double k = m->jnt_stiffness[j];
+    if (!(k > 0)) continue;
+    ServoRow row;
+    row.spring = true;
+    row.id = j;
+    row.name = Name(m, mjOBJ_JOINT, j);
+    int type = m->jnt_type[j];
+    row.transmission = std::string(JointTypeName(type)) + " spring";
+    row.target = Name(m, mjOBJ_JOINT, j) + " (" + DofList(m, j) + ")";
+    row.gain = "stiffness";
+    bool scalar = type == mjJNT_HINGE || type == mjJNT_SLIDE;
+    row.scope = !passive ? mjPOSSCOPE_DISABLED
+                         : scalar ? mjPOSSCOPE_RESTORING : mjPOSSCOPE_TRANSMISSION;
+    row.scope_name = ScopeName(row.scope);
+    row.in_scope = row.scope == mjPOSSCOPE_RESTORING;
+    if (!row.in_scope) row.why = ExcludedWhy(row.scope, row);
+    row.kp = passive ? k : 0;
+    row.slopes_known = true;
+    if (scalar) {
+      std::fill(unit.begin(), unit.end(), 0);
+      unit[m->jnt_dofadr[j]] = 1;
+      reflect(unit.data(), &row);
+      AnalyzeRow(integrator, h, &row);
+    } else {
+      row.inertia = kInf;  // one-dof analysis does not apply; part of the coupled system
+    }
+    report->rows.push_back(row);
+  }
+
+  // coupled system
+  if (nv == 0) {
+    report->system.note = "no dofs";
+  } else if (nv > options.system_max_nv) {
+    report->system.note = "skipped: nv = " + std::to_string(nv) + " > " +
+                          std::to_string(options.system_max_nv);
+  } else {
+    AnalyzeSystem(m, d, report->rows, integrator, h, &report->system);
+  }
+
+  for (const ServoRow& row : report->rows) {
+    if (row.verdict == Verdict::kUnstable) report->unstable++;
+  }
+  if (report->system.analysed && report->system.verdict == Verdict::kUnstable) report->unstable++;
+  mj_deleteData(d);
+  return true;
+}
+
+std::string FormatText(const ServoReport& r) {
+  std::string out;
+  char buf[512];
+  std::snprintf(buf, sizeof(buf), "model: %s\nnv = %d, timestep = %s, integrator = %s, pose = %s\n",
+                r.model.c_str(), r.nv, Num(r.timestep).c_str(), IntegratorName(r.integrator),
+                r.key < 0 ? "qpos0" : ("keyframe " + std::to_string(r.key)).c_str());
+  out += buf;
+  out += "units: kp, cap per unit actuator length; kv, damp per unit length velocity; "
+         "inertia = 1/(m M^-1 m')\n\n";
+  std::snprintf(buf, sizeof(buf),
+                "%-3s %-16s %-12s %-30s %6s %10s %9s %9s %10s %8s %6s %6s %10s %7s %6s %-8s | "
+                "%-12s %8s %6s %6s %-8s\n",
+                "#", "name", "transmission", "target", "gear", "kp", "kv", "damp", "inertia",
+                "f_n[Hz]", "zeta", "h*w_n", "cap", "kp/cap", "|z|", "stock",
+                "flag scope", "f[Hz]", "zeta", "|z|", "flag");
+  out += buf;
+  for (const ServoRow& row : r.rows) {
+    bool known = row.verdict != Verdict::kUnknown;
+    std::string id = (row.spring ? "j" : "") + std::to_string(row.id);
+    std::string target = row.target.size() > 30 ? row.target.substr(0, 27) + "..." : row.target;
+    std::snprintf(buf, sizeof(buf),
+                  "%-3s %-16.16s %-12.12s %-30s %6s %10s %9s %9s %10s %8s %6s %6s %10s %7s %6s "
+                  "%-8s | %-12s %8s %6s %6s %-8s\n",
+                  id.c_str(), row.name.c_str(), row.transmission.c_str(), target.c_str(),
+                  row.spring ? "-" : Num(row.gear, "%.3g").c_str(),
+                  row.slopes_known ? Num(row.kp, "%.4g").c_str() : "?",
+                  row.slopes_known ? Num(row.kv, "%.3g").c_str() : "?",
+                  Num(row.damping, "%.3g").c_str(), Num(row.inertia, "%.4g").c_str(),
+                  known ? Num(row.f_n, "%.4g").c_str() : "-",
+                  known && row.kp > 0 ? Num(row.zeta, "%.3g").c_str() : "-",
+                  known ? Num(row.h_omega, "%.3g").c_str() : "-",
+                  known ? Num(row.cap, "%.4g").c_str() : "-",
+                  known ? Num(row.ratio, "%.3g").c_str() : "-",
+                  known ? Num(row.stock.modulus, "%.4f").c_str() : "-", VerdictName(row.verdict),
+                  row.scope_name.c_str(),
+                  known ? Num(row.flag.freq, "%.4g").c_str() : "-",
+                  known ? Num(row.flag.zeta, "%.3g").c_str() : "-",
+                  known ? Num(row.flag.modulus, "%.4f").c_str() : "-",
+                  VerdictName(row.flag_verdict));
+    out += buf;
+  }
+  if (r.rows.empty()) out += "(no actuators, no joint springs)\n";
+
+  // excluded rows: why
+  bool any = false;
+  for (const ServoRow& row : r.rows) {
+    if (row.in_scope) continue;
+    if (!any) out += "\nnot in the scope of mjENBL_IMPLICITPOS (stock implicit applies):\n";
+    any = true;
+    out += "  " + std::string(row.spring ? "j" : "") + std::to_string(row.id) + " " + row.name +
+           ": " + row.scope_name + " (" + row.why + ")\n";
+  }
+
+  out += "\ncoupled system (all dofs, actuators and springs; no constraints, no gravity gradient):\n";
+  if (!r.system.analysed) {
+    out += "  " + r.system.note + "\n";
+  } else {
+    std::snprintf(buf, sizeof(buf),
+                  "  %s: spectral radius %.6f, position slopes can be scaled by %s before it is "
+                  "unstable: %s\n  implicit + mjENBL_IMPLICITPOS: spectral radius %.6f: %s\n",
+                  IntegratorName(r.integrator), r.system.rho, Num(r.system.margin, "%.4g").c_str(),
+                  VerdictName(r.system.verdict), r.system.rho_flag,
+                  VerdictName(r.system.flag_verdict));
+    out += buf;
+  }
+  std::snprintf(buf, sizeof(buf), "\nunstable: %d\n", r.unstable);
+  out += buf;
+  return out;
+}
+
+std::string FormatJson(const ServoReport& r) {
+  std::string out = "{\n";
+  out += "  \"model\": " + JsonStr(r.model) + ",\n";
+  out += "  \"nv\": " + std::to_string(r.nv) + ",\n";
+  out += "  \"timestep\": " + JsonNum(r.timestep) + ",\n";
+  out += "  \"integrator\": " + JsonStr(IntegratorName(r.integrator)) + ",\n";
+  out += "  \"key\": " + (r.key < 0 ? std::string("null") : std::to_string(r.key)) + ",\n";
+  out += "  \"rows\": [";
+  for (size_t n = 0; n < r.rows.size(); ++n) {
+    const ServoRow& row = r.rows[n];
+    out += n ? ",\n    {" : "\n    {";
+    out += "\"kind\": " + JsonStr(row.spring ? "spring" : "actuator");
+    out += ", \"id\": " + std::to_string(row.id);
+    out += ", \"name\": " + JsonStr(row.name);
+    out += ", \"transmission\": " + JsonStr(row.transmission);
+    out += ", \"target\": " + JsonStr(row.target);
+    out += ", \"gain\": " + JsonStr(row.gain);
+    out += ", \"gear\": " + JsonNum(row.gear);
+    out += ", \"kp\": " + (row.slopes_known ? JsonNum(row.kp) : "null");
+    out += ", \"kv\": " + (row.slopes_known ? JsonNum(row.kv) : "null");
+    out += ", \"damping\": " + JsonNum(row.damping);
+    out += ", \"inertia\": " + JsonNum(row.inertia);
+    out += ", \"f_n_hz\": " + JsonNum(row.f_n);
+    out += ", \"zeta\": " + JsonNum(row.zeta);
+    out += ", \"h_omega_n\": " + JsonNum(row.h_omega);
+    out += ", \"cap\": " + JsonNum(row.cap);
+    out += ", \"kp_over_cap\": " + JsonNum(row.ratio);
+    out += ", \"stock\": " + JsonDiscrete(row.stock);
+    out += ", \"verdict\": " + JsonStr(VerdictName(row.verdict));
+    out += ", \"scope\": " + JsonStr(row.scope_name);
+    out += ", \"in_scope\": " + std::string(row.in_scope ? "true" : "false");
+    out += ", \"excluded_why\": " + JsonStr(row.why);
+    out += ", \"flag\": " + JsonDiscrete(row.flag);
+    out += ", \"flag_verdict\": " + JsonStr(VerdictName(row.flag_verdict)) + "}";
+  }
+  out += r.rows.empty() ? "],\n" : "\n  ],\n";
+  out += "  \"system\": {\"analysed\": " + std::string(r.system.analysed ? "true" : "false");
+  if (r.system.analysed) {
+    out += ", \"spectral_radius\": " + JsonNum(r.system.rho);
+    out += ", \"margin\": " + JsonNum(r.system.margin);
+    out += ", \"verdict\": " + JsonStr(VerdictName(r.system.verdict));
+    out += ", \"flag_spectral_radius\": " + JsonNum(r.system.rho_flag);
+    out += ", \"flag_verdict\": " + JsonStr(VerdictName(r.system.flag_verdict));
+  } else {
+    out += ", \"note\": " + JsonStr(r.system.note);
+  }
+  out += "},\n";
+  out += "  \"unstable\": " + std::to_string(r.unstable) + "\n}\n";
+  return out;
+}
+
+}  // namespace mjpos

@@ -1,0 +1,122 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// Servo report: whether the position gains of a model are stable for a given timestep and
+// integrator, per actuator and per joint spring, and for the coupled linearised system; and what
+// mjENBL_IMPLICITPOS would deliver instead. See doc/servo-report.md for the formulas.
+
+#ifndef MJPOS_TOOLS_SERVO_REPORT_SERVO_REPORT_H_
+#define MJPOS_TOOLS_SERVO_REPORT_SERVO_REPORT_H_
+
+#include <string>
+#include <vector>
+
+#include <mujoco/mujoco.h>
+
+namespace mjpos {
+
+struct ServoOptions {
+  double timestep = 0;    // <= 0: the model's
+  int integrator = -1;    // mjtIntegrator; < 0: the model's
+  int key = -1;           // keyframe; < 0: qpos0
+  int system_max_nv = 200;  // coupled analysis only up to this many dofs
+};
+
+// Discrete behaviour of a one-dof (or coupled) linear map.
+// Dominant (largest modulus) pole z of a one-step map, and its continuous equivalent
+// s = log(z) / h.
+struct Discrete {
+  double modulus = 0;      // |z|
+  double real = 0;         // Re z
+  double omega = 0;        // |s| (rad/s): delivered natural frequency
+  double freq = 0;         // |s| / (2 pi) (Hz)
+  double freq_damped = 0;  // |Im s| / (2 pi) (Hz); at most 1/(2h)
+  double zeta = 0;         // -Re s / |s|: delivered damping ratio
+};
+
+// Stability verdict.
+enum class Verdict { kStable, kNear, kUnstable, kNonRestoring, kUnknown };
+const char* VerdictName(Verdict v);
+
+// One actuator, or one joint spring (jnt_stiffness), in the units of its own length.
+struct ServoRow {
+  bool spring = false;         // joint spring instead of actuator
+  int id = -1;                 // actuator id or joint id
+  std::string name;
+  std::string transmission;    // joint, jointinparent, slidercrank, tendon, site, body; spring: joint type
+  std::string target;          // joint / tendon / site / body name(s), and the dofs
+  std::string gain;            // gain/bias types (actuators)
+  double gear = 1;             // gear[0]
+  bool slopes_known = false;   // kp and kv are exact (affine/fixed/none or muscle by differences)
+  double kp = 0;               // -d force / d length
+  double kv = 0;               // -d force / d velocity (explicit under Euler)
+  double damping = 0;          // joint damping reflected to the actuator (implicit under Euler)
+  double inertia = 0;          // reflected inertia 1/(m M^-1 m'), includes armature; inf if m = 0
+  double omega_n = 0;          // sqrt(kp / inertia)
+  double f_n = 0;              // omega_n / (2 pi)
+  double zeta = 0;             // (kv + damping) / (2 sqrt(kp inertia))
+  double h_omega = 0;          // h * omega_n
+  double cap = 0;              // largest stable kp for the chosen integrator (inf: none)
+  double ratio = 0;            // kp / cap
+  Discrete stock;              // the chosen integrator's one-dof map
+  Verdict verdict = Verdict::kUnknown;
+  int scope = -1;              // mjtPosScope under mjENBL_IMPLICITPOS
+  std::string scope_name;      // e.g. "RESTORING", "TRANSMISSION"
+  bool in_scope = false;       // made implicit in position by the flag
+  std::string why;             // short reason text when excluded
+  Discrete flag;               // implicit + flag (excluded: stock implicit)
+  Verdict flag_verdict = Verdict::kUnknown;
+};
+
+// The coupled linearised system (all dofs, all actuators and springs; no constraints, no gravity
+// gradient, at rest).
+struct ServoSystem {
+  bool analysed = false;
+  std::string note;            // why not analysed
+  double rho = 0;              // spectral radius of the chosen integrator's one-step map
+  double margin = 0;           // factor on all position slopes at which that map gets unstable
+  Verdict verdict = Verdict::kUnknown;
+  double rho_flag = 0;         // spectral radius of implicit + flag
+  Verdict flag_verdict = Verdict::kUnknown;
+};
+
+struct ServoReport {
+  std::string model;
+  double timestep = 0;
+  int integrator = 0;
+  int key = -1;
+  int nv = 0;
+  std::vector<ServoRow> rows;
+  ServoSystem system;
+  int unstable = 0;            // number of unstable rows, plus 1 if the system is unstable
+};
+
+// Analyses m at qpos0 (or keyframe options.key) for options.timestep and options.integrator.
+// Returns false (and error) if the options do not fit the model.
+bool AnalyzeServos(const mjModel* m, const ServoOptions& options, ServoReport* report,
+                   std::string* error = nullptr);
+
+// One-dof helpers (actuator units), exposed for tests.
+// Largest stable kp of the one-dof map; kv is explicit under Euler, damping implicit.
+double OneDofCap(int integrator, double h, double inertia, double kv, double damping);
+// Poles of the one-dof map of the integrator (mjINT_*), or of implicit + flag if flag.
+Discrete OneDofMap(int integrator, bool flag, double h, double inertia, double kp, double kv,
+                   double damping);
+
+std::string FormatText(const ServoReport& report);
+std::string FormatJson(const ServoReport& report);
+
+}  // namespace mjpos
+
+#endif  // MJPOS_TOOLS_SERVO_REPORT_SERVO_REPORT_H_

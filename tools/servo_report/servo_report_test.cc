@@ -1,0 +1,447 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// Servo report against simulation: the caps it predicts are where mj_step actually diverges;
+// excluded transmissions carry the right reason; the tool runs on every shipped model.
+
+#include "tools/servo_report/servo_report.h"
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <mujoco/mujoco.h>
+#include "test/models.h"
+
+namespace mjpos {
+namespace {
+
+using ::testing::HasSubstr;
+
+// the bisections diverge on purpose: keep MuJoCo's warnings quiet
+void Quiet(const char*) {}
+const bool kQuiet = [] {
+  mju_user_warning = Quiet;
+  return true;
+}();
+
+mjModel* LoadXml(const std::string& xml) {
+  char error[1000] = "";
+  auto vfs = std::make_unique<mjVFS>();
+  mj_defaultVFS(vfs.get());
+  mj_makeEmptyFileVFS(vfs.get(), "model.xml", xml.size());
+  int i = mj_findFileVFS(vfs.get(), "model.xml");
+  std::memcpy(vfs->filedata[i], xml.data(), xml.size());
+  mjModel* m = mj_loadXML("model.xml", vfs.get(), error, sizeof(error));
+  mj_deleteVFS(vfs.get());
+  EXPECT_NE(m, nullptr) << error;
+  return m;
+}
+
+ServoReport Analyze(const mjModel* m) {
+  ServoReport report;
+  std::string error;
+  EXPECT_TRUE(AnalyzeServos(m, ServoOptions(), &report, &error)) << error;
+  return report;
+}
+
+// Smallest value of a positive parameter at which run(x) is unstable, by doubling from x0 and
+// then bisecting to a relative width of 1e-6. Independent of the report.
+double BisectDivergence(double x0, const std::function<bool(double)>& stable,
+                        double width = 1e-6) {
+  double lo = x0, hi = x0;
+  EXPECT_TRUE(stable(lo)) << "unstable already at " << lo;
+  for (int k = 0; k < 80 && stable(hi); ++k) {
+    lo = hi;
+    hi *= 2;
+  }
+  EXPECT_FALSE(stable(hi)) << "never unstable";
+  while (hi - lo > width * hi) {
+    double mid = 0.5 * (lo + hi);
+    (stable(mid) ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+// StepStable in chunks of 100 steps, and the velocities bounded by limit: near a coupled cap the
+// divergence can saturate in a bounded period-2 oscillation (the velocity terms of the implicit
+// integrator grow with it), which StepStable alone does not see; a small start and a bound keep
+// the test in the linear regime the report describes
+bool StableBounded(const mjModel* m, mjData* d, int n, double limit) {
+  for (int t = 0; t < n; t += 100) {
+    if (!StepStable(m, d, 100)) return false;
+    for (int i = 0; i < m->nv; ++i) {
+      if (std::abs(d->qvel[i]) > limit) return false;
+    }
+  }
+  return true;
+}
+
+// steps of the one-dof bisections: enough for a 1e-3 growth per step to overflow
+constexpr int kSteps = 40000;
+constexpr int kChainSteps = 10000;
+
+//------------------------------ one hinge: servo ---------------------------------------------------
+
+struct HingeCase {
+  const char* integrator;
+  double inertia, kv, damping, h;
+};
+
+class OneHingeCapTest : public ::testing::TestWithParam<HingeCase> {};
+
+TEST_P(OneHingeCapTest, CapMatchesSimulatedDivergence) {
+  const HingeCase& c = GetParam();
+  mjModel* m = LoadXml(OneHingeXml(c.inertia, 1.0, c.kv, c.h, c.integrator));
+  ASSERT_NE(m, nullptr);
+  m->dof_damping[0] = c.damping;
+
+  ServoReport report = Analyze(m);
+  ASSERT_EQ(report.rows.size(), 1u);
+  const ServoRow& row = report.rows[0];
+  EXPECT_EQ(row.scope_name, "RESTORING");
+  EXPECT_NEAR(row.inertia, c.inertia, 1e-9 * c.inertia);
+  EXPECT_NEAR(row.kv, c.kv, 1e-12);
+  EXPECT_NEAR(row.damping, c.damping, 1e-9 * (1 + c.damping));
+
+  auto stable = [&](double kp) {
+    m->actuator_gainprm[0] = kp;
+    m->actuator_biasprm[1] = -kp;
+    mjData* d = mj_makeData(m);
+    d->qpos[0] = 0.1;
+    bool ok = StepStable(m, d, kSteps);
+    mj_deleteData(d);
+    return ok;
+  };
+  double measured = BisectDivergence(1e-3 * c.inertia / (c.h * c.h), stable);
+  EXPECT_NEAR(row.cap, measured, 0.01 * measured)
+      << c.integrator << ": report " << row.cap << ", simulation " << measured;
+  mj_deleteModel(m);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Integrators, OneHingeCapTest,
+    ::testing::Values(HingeCase{"implicit", 0.01, 0.0, 0.0, 0.002},
+                      HingeCase{"implicit", 0.01, 0.5, 0.2, 0.002},
+                      HingeCase{"Euler", 0.01, 0.0, 0.0, 0.002},
+                      HingeCase{"Euler", 0.01, 2.0, 0.0, 0.002},
+                      HingeCase{"Euler", 0.01, 2.0, 3.0, 0.002},
+                      HingeCase{"RK4", 0.01, 0.0, 0.0, 0.002},
+                      HingeCase{"RK4", 0.05, 1.0, 1.0, 0.005}),
+    [](const auto& info) {
+      return std::string(info.param.integrator) + std::to_string(info.index);
+    });
+
+//------------------------------ one hinge: joint spring --------------------------------------------
+
+class OneSpringCapTest : public ::testing::TestWithParam<HingeCase> {};
+
+TEST_P(OneSpringCapTest, CapMatchesSimulatedDivergence) {
+  const HingeCase& c = GetParam();
+  mjModel* m = LoadXml(OneHingeSpringXml(c.inertia, 1.0, c.damping, c.h, c.integrator));
+  ASSERT_NE(m, nullptr);
+
+  ServoReport report = Analyze(m);
+  ASSERT_EQ(report.rows.size(), 1u);
+  const ServoRow& row = report.rows[0];
+  EXPECT_TRUE(row.spring);
+  EXPECT_TRUE(row.in_scope);
+  EXPECT_NEAR(row.kp, 1.0, 1e-12);
+
+  auto stable = [&](double k) {
+    m->jnt_stiffness[0] = k;
+    mjData* d = mj_makeData(m);
+    d->qpos[0] = 0.1;
+    bool ok = StepStable(m, d, kSteps);
+    mj_deleteData(d);
+    return ok;
+  };
+  double measured = BisectDivergence(1e-3 * c.inertia / (c.h * c.h), stable);
+  EXPECT_NEAR(row.cap, measured, 0.01 * measured)
+      << c.integrator << ": report " << row.cap << ", simulation " << measured;
+  mj_deleteModel(m);
+}
+
+INSTANTIATE_TEST_SUITE_P(Integrators, OneSpringCapTest,
+                         ::testing::Values(HingeCase{"implicit", 0.01, 0, 0.5, 0.002},
+                                           HingeCase{"Euler", 0.01, 0, 0.5, 0.002},
+                                           HingeCase{"RK4", 0.01, 0, 0.5, 0.002}),
+                         [](const auto& info) {
+                           return std::string(info.param.integrator) + std::to_string(info.index);
+                         });
+
+//------------------------------ chain: coupled system ----------------------------------------------
+
+struct ChainCase {
+  const char* integrator;
+  int n;
+  double kv, h;
+};
+
+class ChainCapTest : public ::testing::TestWithParam<ChainCase> {};
+
+// the chain's modes are coupled: its cap is the system margin, not any one actuator's
+TEST_P(ChainCapTest, SystemMarginMatchesSimulatedDivergence) {
+  const ChainCase& c = GetParam();
+  const double kp_ref = 100;
+  mjModel* m = LoadXml(ChainXml(c.n, kp_ref, c.kv, c.h, c.integrator));
+  ASSERT_NE(m, nullptr);
+  mju_zero3(m->opt.gravity);  // a start at rest, in the linear regime
+  ServoReport report = Analyze(m);
+  ASSERT_TRUE(report.system.analysed);
+  ASSERT_EQ(report.rows.size(), static_cast<size_t>(c.n));
+  double predicted = kp_ref * report.system.margin;
+
+  auto stable = [&](double kp) {
+    for (int i = 0; i < m->nu; ++i) {
+      m->actuator_gainprm[mjNGAIN * i] = kp;
+      m->actuator_biasprm[mjNBIAS * i + 1] = -kp;
+    }
+    mjData* d = mj_makeData(m);
+    for (int i = 0; i < m->nv; ++i) d->qvel[i] = 1e-4 * std::cos(1.0 + i);
+    bool ok = StableBounded(m, d, kChainSteps, 1);
+    mj_deleteData(d);
+    return ok;
+  };
+  double measured = BisectDivergence(0.01 * predicted, stable, 1e-3);
+  EXPECT_NEAR(predicted, measured, 0.01 * measured)
+      << c.integrator << " n=" << c.n << ": report " << predicted << ", simulation " << measured;
+
+  // the one-dof rows see a heavier, single-joint inertia: none of them is below the system cap
+  for (const ServoRow& row : report.rows) {
+    EXPECT_GE(row.cap, predicted * 0.999) << row.name;
+  }
+  mj_deleteModel(m);
+}
+
+INSTANTIATE_TEST_SUITE_P(Integrators, ChainCapTest,
+                         ::testing::Values(ChainCase{"implicit", 3, 0.5, 0.002},
+                                           ChainCase{"implicit", 7, 0.0, 0.002},
+                                           ChainCase{"Euler", 4, 0.2, 0.002},
+                                           ChainCase{"RK4", 3, 0.5, 0.002}),
+                         [](const auto& info) {
+                           return std::string(info.param.integrator) + "_n" +
+                                  std::to_string(info.param.n);
+                         });
+
+//------------------------------ excluded transmissions ---------------------------------------------
+
+constexpr char kExcludedXml[] = R"(
+<mujoco>
+  <worldbody>
+    <body name="a">
+      <joint name="hinge" type="hinge" axis="0 0 1" limited="true" range="-1 1"/>
+      <geom size="0.1" mass="1"/>
+      <site name="s0" pos="0.1 0 0"/>
+      <body name="b" pos="0.3 0 0">
+        <joint name="branch1" type="hinge" axis="0 1 0"/>
+        <geom size="0.1" mass="1"/>
+        <site name="s1"/>
+      </body>
+      <body name="c" pos="-0.3 0 0">
+        <joint name="branch2" type="hinge" axis="0 1 0"/>
+        <geom size="0.1" mass="1"/>
+      </body>
+    </body>
+    <body name="d" pos="1 0 0">
+      <joint name="ball" type="ball"/>
+      <geom size="0.1" mass="1" pos="0.2 0 0"/>
+    </body>
+  </worldbody>
+  <tendon>
+    <spatial name="spatial"><site site="s0"/><site site="s1"/></spatial>
+    <fixed name="branches"><joint joint="branch1" coef="1"/><joint joint="branch2" coef="1"/></fixed>
+  </tendon>
+  <actuator>
+    <position name="joint" joint="hinge" kp="10"/>
+    <position name="site" site="s0" kp="10"/>
+    <adhesion name="body" body="b" ctrlrange="0 1" gain="1"/>
+    <position name="ball" joint="ball" kp="10"/>
+    <position name="spatial" tendon="spatial" kp="10"/>
+    <position name="branch" tendon="branches" kp="10"/>
+    <motor name="motor" joint="branch1"/>
+    <muscle name="muscle" joint="hinge"/>
+  </actuator>
+</mujoco>
+)";
+
+TEST(ServoReportScope, ExcludedTransmissionsCarryTheirReason) {
+  mjModel* m = LoadXml(kExcludedXml);
+  ASSERT_NE(m, nullptr);
+  ServoReport report = Analyze(m);
+  ASSERT_EQ(report.rows.size(), 8u);
+  struct Expect {
+    const char* name;
+    const char* scope;
+    bool in_scope;
+  } expect[] = {
+      {"joint", "RESTORING", true},      {"site", "TRANSMISSION", false},
+      {"body", "TRANSMISSION", false},   {"ball", "TRANSMISSION", false},
+      {"spatial", "TRANSMISSION", false}, {"branch", "BRANCH", false},
+      {"motor", "ZERO", false},          {"muscle", "GAINBIAS", false},
+  };
+  for (int i = 0; i < 8; ++i) {
+    const ServoRow& row = report.rows[i];
+    EXPECT_EQ(row.name, expect[i].name);
+    EXPECT_EQ(row.scope_name, expect[i].scope) << row.name;
+    EXPECT_EQ(row.in_scope, expect[i].in_scope) << row.name;
+    if (!row.in_scope) EXPECT_FALSE(row.why.empty()) << row.name;
+  }
+  EXPECT_EQ(report.rows[1].transmission, "site");
+  EXPECT_EQ(report.rows[2].transmission, "body");
+  EXPECT_THAT(report.rows[3].target, HasSubstr("ball"));
+  EXPECT_EQ(report.rows[4].transmission, "spatial tendon");
+  // the position servos' slopes are read whatever the scope
+  EXPECT_NEAR(report.rows[1].kp, 10, 1e-12);
+  EXPECT_NEAR(report.rows[4].kp, 10, 1e-12);
+  mj_deleteModel(m);
+}
+
+TEST(ServoReportScope, BallJointSpringIsExcluded) {
+  mjModel* m = LoadXml(R"(
+<mujoco>
+  <worldbody>
+    <body><joint type="ball" stiffness="5"/><geom size="0.1" pos="0.2 0 0"/></body>
+    <body pos="1 0 0"><joint type="slide" stiffness="5" damping="1"/><geom size="0.1"/></body>
+  </worldbody>
+</mujoco>)");
+  ASSERT_NE(m, nullptr);
+  ServoReport report = Analyze(m);
+  ASSERT_EQ(report.rows.size(), 2u);
+  EXPECT_EQ(report.rows[0].scope_name, "TRANSMISSION");
+  EXPECT_FALSE(report.rows[0].in_scope);
+  EXPECT_EQ(report.rows[1].scope_name, "RESTORING");
+  EXPECT_TRUE(report.rows[1].in_scope);
+  mj_deleteModel(m);
+}
+
+//------------------------------ servo humanoid -----------------------------------------------------
+
+const std::string kHumanoid = std::string(MJPOS_MODEL_DIR) + "/humanoid/humanoid.xml";
+
+// stable over n steps, holding the pose from a small kick; contact and gravity off (the report
+// does not model constraints, and a free fall would leave the linear regime)
+bool HumanoidStable(double kp, double kv, int integrator, int n) {
+  mjModel* m = LoadServoHumanoid(kHumanoid, kp, kv);
+  if (!m) return false;
+  m->opt.integrator = integrator;
+  m->opt.disableflags |= mjDSBL_CONTACT;
+  mju_zero3(m->opt.gravity);
+  mjData* d = mj_makeData(m);
+  HoldPose(m, d);
+  for (int i = 0; i < m->nv; ++i) d->qvel[i] = 1e-4 * std::cos(1.0 + i);
+  bool ok = StableBounded(m, d, n, 1);
+  mj_deleteData(d);
+  mj_deleteModel(m);
+  return ok;
+}
+
+TEST(ServoReportHumanoid, AllServosInScopeAndVerdictMatchesSimulation) {
+  const double kv = 1;
+  std::string error;
+  mjModel* m = LoadServoHumanoid(kHumanoid, 100, kv, &error);
+  ASSERT_NE(m, nullptr) << error;
+  ASSERT_EQ(m->nu, 21);
+  for (int integrator : {mjINT_IMPLICIT, mjINT_EULER}) {
+    ServoOptions options;
+    options.integrator = integrator;
+    ServoReport report;
+    ASSERT_TRUE(AnalyzeServos(m, options, &report, &error)) << error;
+    ASSERT_GE(report.rows.size(), 21u);
+    for (int i = 0; i < 21; ++i) {
+      EXPECT_EQ(report.rows[i].scope_name, "RESTORING") << report.rows[i].name;
+      EXPECT_EQ(report.rows[i].verdict, Verdict::kStable) << report.rows[i].name;
+      EXPECT_GT(report.rows[i].inertia, 0);
+    }
+    ASSERT_TRUE(report.system.analysed);
+    double cap = 100 * report.system.margin;
+    EXPECT_EQ(report.system.flag_verdict, Verdict::kStable);
+    // the simulated humanoid is stable a little below the predicted cap and not above it
+    EXPECT_TRUE(HumanoidStable(0.95 * cap, kv, integrator, 3000)) << integrator << " " << cap;
+    EXPECT_FALSE(HumanoidStable(1.05 * cap, kv, integrator, 3000)) << integrator << " " << cap;
+  }
+  mj_deleteModel(m);
+}
+
+//------------------------------ the command-line tool ----------------------------------------------
+
+struct ToolRun {
+  int status = -1;
+  std::string out;
+};
+
+ToolRun RunTool(const std::string& args) {
+  ToolRun run;
+  std::string cmd = std::string(MJPOS_SERVO_REPORT) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return run;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) run.out.append(buf, n);
+  int status = pclose(pipe);
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+TEST(ServoReportTool, ExitStatus) {
+  EXPECT_EQ(RunTool("").status, 2);
+  EXPECT_EQ(RunTool(kHumanoid + " --integrator midpoint").status, 2);
+  EXPECT_EQ(RunTool(kHumanoid + " --timestep -1").status, 2);
+  EXPECT_EQ(RunTool(kHumanoid + " --key 3").status, 2);
+  ToolRun missing = RunTool("no-such-model.xml");
+  EXPECT_EQ(missing.status, 3);
+  EXPECT_THAT(missing.out, HasSubstr("cannot load"));
+
+  // far above and well below the humanoid's cap, as the simulation says
+  ToolRun stiff = RunTool(kHumanoid + " --servo-kp 1e6 --integrator implicit");
+  EXPECT_EQ(stiff.status, 1) << stiff.out;
+  EXPECT_THAT(stiff.out, HasSubstr("UNSTABLE"));
+  EXPECT_FALSE(HumanoidStable(1e6, 0, mjINT_IMPLICIT, 3000));
+  ToolRun soft = RunTool(kHumanoid + " --servo-kp 10 --integrator implicit");
+  EXPECT_EQ(soft.status, 0) << soft.out;
+  EXPECT_TRUE(HumanoidStable(10, 0, mjINT_IMPLICIT, 3000));
+
+  ToolRun json = RunTool(kHumanoid + " --servo-kp 100 --json");
+  EXPECT_EQ(json.status, 0);
+  EXPECT_THAT(json.out, HasSubstr("\"rows\": ["));
+  EXPECT_THAT(json.out, HasSubstr("\"scope\": \"RESTORING\""));
+}
+
+TEST(ServoReportTool, RunsOnEveryShippedModel) {
+  std::vector<std::string> models;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(MJPOS_MODEL_DIR)) {
+    if (e.path().extension() == ".xml") models.push_back(e.path().string());
+  }
+  std::sort(models.begin(), models.end());
+  ASSERT_GE(models.size(), 10u);
+  for (const std::string& path : models) {
+    ToolRun run = RunTool(path);
+    EXPECT_TRUE(run.status == 0 || run.status == 1) << path << " exit " << run.status << "\n"
+                                                    << run.out;
+    EXPECT_THAT(run.out, HasSubstr("coupled system")) << path;
+  }
+}
+
+}  // namespace
+}  // namespace mjpos
