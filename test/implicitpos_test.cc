@@ -40,24 +40,10 @@ constexpr double kInertia = 0.01576;  // the upstream proposal's example hinge
 constexpr double kKv = 1.0;
 constexpr double kQ0 = 0.3, kV0 = -2.0, kTarget = 0.5;
 
-struct ModelDeleter {
-  void operator()(mjModel* m) const { mj_deleteModel(m); }
-};
-struct DataDeleter {
-  void operator()(mjData* d) const { mj_deleteData(d); }
-};
-using ModelPtr = std::unique_ptr<mjModel, ModelDeleter>;
-using DataPtr = std::unique_ptr<mjData, DataDeleter>;
 
 ModelPtr LoadXml(const std::string& xml) {
-  char error[1000] = "";
-  auto vfs = std::make_unique<mjVFS>();  // large: not on the stack
-  mj_defaultVFS(vfs.get());
-  mj_makeEmptyFileVFS(vfs.get(), "model.xml", xml.size());
-  int i = mj_findFileVFS(vfs.get(), "model.xml");
-  std::copy(xml.begin(), xml.end(), static_cast<char*>(vfs->filedata[i]));
-  mjModel* m = mj_loadXML("model.xml", vfs.get(), error, sizeof(error));
-  mj_deleteVFS(vfs.get());
+  std::string error;
+  mjModel* m = LoadXmlString(xml, &error);
   EXPECT_NE(m, nullptr) << error;
   return ModelPtr(m);
 }

@@ -27,6 +27,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
+#include "test/models.h"
 
 namespace {
 
@@ -35,16 +36,7 @@ using ::testing::IsNull;
 using ::testing::NotNull;
 
 mjModel* LoadXml(const std::string& xml, std::string* error = nullptr) {
-  char err[1000] = "";
-  auto vfs = std::make_unique<mjVFS>();
-  mj_defaultVFS(vfs.get());
-  mj_makeEmptyFileVFS(vfs.get(), "model.xml", xml.size());
-  int i = mj_findFileVFS(vfs.get(), "model.xml");
-  std::memcpy(vfs->filedata[i], xml.data(), xml.size());
-  mjModel* m = mj_loadXML("model.xml", vfs.get(), err, sizeof(err));
-  mj_deleteVFS(vfs.get());
-  if (error) *error = err;
-  return m;
+  return mjpos::LoadXmlString(xml, error);
 }
 
 std::string WithFlag(const std::string& attr) {

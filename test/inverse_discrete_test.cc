@@ -41,27 +41,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct ModelDeleter {
-  void operator()(mjModel* m) const { mj_deleteModel(m); }
-};
-struct DataDeleter {
-  void operator()(mjData* d) const { mj_deleteData(d); }
-};
-using ModelPtr = std::unique_ptr<mjModel, ModelDeleter>;
-using DataPtr = std::unique_ptr<mjData, DataDeleter>;
 using Vec = std::vector<double>;
 
 ModelPtr LoadXml(const std::string& xml, std::string* error = nullptr) {
-  char err[1000] = "";
-  auto vfs = std::make_unique<mjVFS>();  // large: not on the stack
-  mj_defaultVFS(vfs.get());
-  mj_makeEmptyFileVFS(vfs.get(), "model.xml", xml.size());
-  int i = mj_findFileVFS(vfs.get(), "model.xml");
-  std::copy(xml.begin(), xml.end(), static_cast<char*>(vfs->filedata[i]));
-  mjModel* m = mj_loadXML("model.xml", vfs.get(), err, sizeof(err));
-  mj_deleteVFS(vfs.get());
-  if (error) *error = err;
-  return ModelPtr(m);
+  return ModelPtr(LoadXmlString(xml, error));
 }
 
 void SetBit(mjModel* m, int bit, bool on) {

@@ -16,6 +16,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <sstream>
 #include <string>
 
@@ -36,6 +38,19 @@ std::string Header(double h, const std::string& integrator) {
 }
 
 }  // namespace
+
+mjModel* LoadXmlString(const std::string& xml, std::string* error) {
+  char err[1000] = "";
+  auto vfs = std::make_unique<mjVFS>();  // large: not on the stack
+  mj_defaultVFS(vfs.get());
+  mj_makeEmptyFileVFS(vfs.get(), "model.xml", xml.size());
+  int i = mj_findFileVFS(vfs.get(), "model.xml");
+  std::memcpy(vfs->filedata[i], xml.data(), xml.size());
+  mjModel* m = mj_loadXML("model.xml", vfs.get(), err, sizeof(err));
+  mj_deleteVFS(vfs.get());
+  if (error) *error = err;
+  return m;
+}
 
 std::string OneHingeXml(double inertia, double kp, double kv, double h,
                         const std::string& integrator) {

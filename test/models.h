@@ -18,11 +18,26 @@
 #ifndef MJPOS_TEST_MODELS_H_
 #define MJPOS_TEST_MODELS_H_
 
+#include <memory>
 #include <string>
 
 #include <mujoco/mujoco.h>
 
 namespace mjpos {
+
+// owners of MuJoCo's model and data
+struct ModelDeleter {
+  void operator()(mjModel* m) const { mj_deleteModel(m); }
+};
+struct DataDeleter {
+  void operator()(mjData* d) const { mj_deleteData(d); }
+};
+using ModelPtr = std::unique_ptr<mjModel, ModelDeleter>;
+using DataPtr = std::unique_ptr<mjData, DataDeleter>;
+
+// Compiles an MJCF string (through a virtual file); nullptr, and the compiler's message in
+// *error, if it does not compile.
+mjModel* LoadXmlString(const std::string& xml, std::string* error = nullptr);
 
 // One hinge with no gravity, inertia I about its axis (all of it armature), a position servo
 // (general actuator: gain kp, bias [0, -kp, -kv]) and timestep h. The body's own inertia about the

@@ -47,14 +47,8 @@ const bool kQuiet = [] {
 }();
 
 mjModel* LoadXml(const std::string& xml) {
-  char error[1000] = "";
-  auto vfs = std::make_unique<mjVFS>();
-  mj_defaultVFS(vfs.get());
-  mj_makeEmptyFileVFS(vfs.get(), "model.xml", xml.size());
-  int i = mj_findFileVFS(vfs.get(), "model.xml");
-  std::memcpy(vfs->filedata[i], xml.data(), xml.size());
-  mjModel* m = mj_loadXML("model.xml", vfs.get(), error, sizeof(error));
-  mj_deleteVFS(vfs.get());
+  std::string error;
+  mjModel* m = LoadXmlString(xml, &error);
   EXPECT_NE(m, nullptr) << error;
   return m;
 }
