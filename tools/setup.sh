@@ -15,7 +15,7 @@ PACKAGES=(
   libtinyxml2-dev libtinyobjloader-dev libccd-dev libqhull-dev liblodepng-dev
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libeigen3-dev
   pybind11-dev python3-dev python3-numpy python3-absl python3-pytest python3-matplotlib
-  python3-scipy
+  python3-scipy clang
 )
 
 # deb-src entries: one per existing `deb` entry, same URIs, suites and components.

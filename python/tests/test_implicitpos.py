@@ -1,0 +1,159 @@
+# Copyright 2026 The MuJoCo implicitpos Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+"""mjENBL_IMPLICITPOS through MuJoCo's Python bindings."""
+
+import os
+
+import mujoco
+import numpy as np
+import pytest
+
+BIT = int(mujoco.mjtEnableBit.mjENBL_IMPLICITPOS)
+
+# Rotor inertia (armature) of the one-hinge servo; the body's own inertia is negligible.
+INERTIA = 0.01576
+
+
+def one_hinge_xml(kp, kv, h=0.005, integrator='implicit', flag=None, body_inertia=1e-14):
+  flag_xml = '' if flag is None else f'<flag implicitpos="{flag}"/>'
+  return f"""
+<mujoco>
+  <option timestep="{h!r}" integrator="{integrator}" gravity="0 0 0">{flag_xml}</option>
+  <worldbody>
+    <body>
+      <joint name="hinge" type="hinge" axis="0 0 1" armature="{INERTIA!r}"/>
+      <inertial pos="0 0 0" mass="1" diaginertia="{body_inertia!r} {body_inertia!r} {body_inertia!r}"/>
+    </body>
+  </worldbody>
+  <actuator>
+    <general joint="hinge" gainprm="{kp!r}" biastype="affine" biasprm="0 {-kp!r} {-kv!r}"/>
+  </actuator>
+</mujoco>
+"""
+
+
+def one_step(model, q0, v0, target):
+  data = mujoco.MjData(model)
+  data.qpos[0] = q0
+  data.qvel[0] = v0
+  data.ctrl[0] = target
+  mujoco.mj_step(model, data)
+  return data
+
+
+def test_enum_bit_and_string_are_bound():
+  assert BIT == 1 << 5
+  assert int(mujoco.mjtEnableBit.mjNENABLE) > 5
+  assert len(mujoco.mjENABLESTRING) == mujoco.mjtEnableBit.mjNENABLE
+  assert mujoco.mjENABLESTRING[5] == 'ImplicitPos'
+
+
+@pytest.mark.parametrize('flag, expected', [(None, 0), ('disable', 0), ('enable', BIT)])
+def test_flag_via_mjcf(flag, expected):
+  model = mujoco.MjModel.from_xml_string(one_hinge_xml(100, 1, flag=flag))
+  assert model.opt.enableflags & BIT == expected
+
+
+def test_flag_via_enableflags_equals_flag_via_mjcf():
+  by_xml = mujoco.MjModel.from_xml_string(one_hinge_xml(400, 1, flag='enable'))
+  by_attr = mujoco.MjModel.from_xml_string(one_hinge_xml(400, 1))
+  by_attr.opt.enableflags |= BIT
+  stock = mujoco.MjModel.from_xml_string(one_hinge_xml(400, 1))
+  runs = []
+  for model in (by_xml, by_attr, stock):
+    data = mujoco.MjData(model)
+    data.ctrl[0] = 0.3
+    trajectory = []
+    for _ in range(50):
+      mujoco.mj_step(model, data)
+      trajectory.append(data.qpos[0])
+    runs.append(np.array(trajectory))
+  np.testing.assert_array_equal(runs[0], runs[1])
+  # The flag changes the dynamics.
+  assert np.max(np.abs(runs[0] - runs[2])) > 1e-6
+
+
+def test_xml_round_trip(tmp_path):
+  for flag, expected in (('enable', BIT), ('disable', 0)):
+    # A body inertia that survives the writer's precision.
+    model = mujoco.MjModel.from_xml_string(one_hinge_xml(100, 1, flag=flag, body_inertia=1e-6))
+    path = os.path.join(tmp_path, f'saved_{flag}.xml')
+    mujoco.mj_saveLastXML(path, model)
+    with open(path) as f:
+      text = f.read()
+    assert ('implicitpos="enable"' in text) == bool(expected)
+    reloaded = mujoco.MjModel.from_xml_path(path)
+    assert reloaded.opt.enableflags & BIT == expected
+
+
+@pytest.mark.parametrize('kp, kv', [(10.0, 1.0), (1e3, 1.0), (1e5, 0.0), (3e4, 2.5)])
+def test_one_hinge_closed_form(kp, kv):
+  h, q0, v0, target = 0.005, 0.2, -1.5, 0.7
+  model = mujoco.MjModel.from_xml_string(one_hinge_xml(kp, kv, h=h))
+  model.opt.enableflags |= BIT
+  data = one_step(model, q0, v0, target)
+  # The acceleration the step applied (d.qacc holds the forward-dynamics one of the initial state).
+  qacc = (data.qvel[0] - v0) / h
+  # The joint-space inertia, as the engine has it (armature plus the body's tiny inertia).
+  inertia = mujoco.MjData(model)
+  mujoco.mj_forward(model, inertia)
+  big_i = inertia.qM[0]
+  assert big_i == pytest.approx(INERTIA, rel=1e-9)
+  expected = (kp * (target - q0) - (kv + h * kp) * v0) / (big_i + h * kv + h * h * kp)
+  assert qacc == pytest.approx(expected, rel=1e-9)
+  # Semi-implicit position update: q+ = q0 + h v+.
+  assert data.qpos[0] == pytest.approx(q0 + h * data.qvel[0], rel=1e-12)
+
+  # Without the flag: the stock implicit update, implicit in velocity only.
+  model.opt.enableflags &= ~BIT
+  stock = one_step(model, q0, v0, target)
+  stock_expected = (kp * (target - q0) - kv * v0) / (big_i + h * kv)
+  assert (stock.qvel[0] - v0) / h == pytest.approx(stock_expected, rel=1e-9)
+
+
+@pytest.mark.parametrize('integrator', ['Euler', 'RK4'])
+def test_flag_is_inert_outside_implicit(integrator):
+  model = mujoco.MjModel.from_xml_string(one_hinge_xml(1e4, 1, integrator=integrator))
+  runs = []
+  for enable in (False, True):
+    if enable:
+      model.opt.enableflags |= BIT
+    data = mujoco.MjData(model)
+    data.ctrl[0] = 0.1
+    for _ in range(20):
+      mujoco.mj_step(model, data)
+    runs.append((data.qpos.copy(), data.qvel.copy()))
+  np.testing.assert_array_equal(runs[0][0], runs[1][0])
+  np.testing.assert_array_equal(runs[0][1], runs[1][1])
+
+
+def test_stiff_servo_beyond_the_stock_cap():
+  h, kv = 0.005, 1.0
+  cap = (4 * INERTIA + 2 * h * kv) / h**2
+  model = mujoco.MjModel.from_xml_string(one_hinge_xml(4 * cap, kv, h=h))
+  peak, warnings = {}, {}
+  for enable in (False, True):
+    model.opt.enableflags = BIT if enable else 0
+    data = mujoco.MjData(model)
+    data.qpos[0] = 0.1
+    peak[enable] = 0
+    for _ in range(200):
+      mujoco.mj_step(model, data)
+      peak[enable] = max(peak[enable], abs(data.qpos[0]))
+    warnings[enable] = data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number
+  # The flag: no warning, never beyond the initial offset.
+  assert warnings[True] == 0
+  assert peak[True] <= 0.1
+  # Stock: grows until MuJoCo's bad-qacc check resets the state.
+  assert warnings[False] > 0
