@@ -218,6 +218,11 @@ void mjd_implicitPos(const mjModel* m, const mjData* d,
 
   // actuators: K += -slope * moment' * moment
   for (int i=0; i<m->nu; i++) {
+    // motors: fixed gain and no bias, no position slope
+    if (m->actuator_gaintype[i]==mjGAIN_FIXED && m->actuator_biastype[i]==mjBIAS_NONE) {
+      continue;
+    }
+
     mjtNum slope;
     if (mjd_actuatorPosScope(m, d, i, &slope)!=mjPOSSCOPE_RESTORING) {
       continue;
