@@ -385,6 +385,19 @@ void ArmState(const mjModel* m, mjData* d) {
   for (int i = 0; i < m->nu; ++i) d->ctrl[i] = 0.5 * std::sin(0.5 + 2 * i);
 }
 
+// the forward pass at ArmState (before) and one mj_step from it (after)
+struct StepPair {
+  DataPtr before, after;
+};
+StepPair StepFromArmState(const mjModel* m) {
+  StepPair s{DataPtr(mj_makeData(m)), DataPtr(mj_makeData(m))};
+  ArmState(m, s.before.get());
+  mj_forward(m, s.before.get());
+  ArmState(m, s.after.get());
+  mj_step(m, s.after.get());
+  return s;
+}
+
 TEST(ImplicitPosArm, OneStepMatchesDenseSolve) {
   const double h = 5e-3;
   for (double kp : {1e2, 1e4, 1e6}) {
@@ -393,12 +406,7 @@ TEST(ImplicitPosArm, OneStepMatchesDenseSolve) {
     ASSERT_EQ(m->opt.gravity[2], -9.81);
     for (bool on : {false, true}) {
       SetFlag(m.get(), on);
-      DataPtr before(mj_makeData(m.get()));
-      ArmState(m.get(), before.get());
-      mj_forward(m.get(), before.get());
-      DataPtr after(mj_makeData(m.get()));
-      ArmState(m.get(), after.get());
-      mj_step(m.get(), after.get());
+      auto [before, after] = StepFromArmState(m.get());
 
       std::vector<double> ref = DenseReferenceVelocity(m.get(), before.get(), after.get(), on, on);
       EXPECT_LE(MaxRelDiff(ref, after->qvel), 1e-12) << "kp=" << kp << " flag=" << on;
@@ -429,12 +437,7 @@ TEST(ImplicitPosArm, FixedTendonOnChainMatchesDenseSolve) {
   ModelPtr m = LoadXml(xml);
   ASSERT_EQ(m->nu, 1);
   SetFlag(m.get(), true);
-  DataPtr before(mj_makeData(m.get()));
-  ArmState(m.get(), before.get());
-  mj_forward(m.get(), before.get());
-  DataPtr after(mj_makeData(m.get()));
-  ArmState(m.get(), after.get());
-  mj_step(m.get(), after.get());
+  auto [before, after] = StepFromArmState(m.get());
   std::vector<double> ref = DenseReferenceVelocity(m.get(), before.get(), after.get(), true, true);
   EXPECT_LE(MaxRelDiff(ref, after->qvel), 1e-12);
   std::vector<double> stock =

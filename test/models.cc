@@ -52,40 +52,42 @@ mjModel* LoadXmlString(const std::string& xml, std::string* error) {
   return m;
 }
 
-std::string OneHingeXml(double inertia, double kp, double kv, double h,
-                        const std::string& integrator) {
+namespace {
+
+// one hinge about z with all its inertia as armature; joint_attrs and elements are spliced in
+std::string HingeXml(double inertia, const std::string& joint_attrs, const std::string& elements,
+                     double h, const std::string& integrator) {
   std::string body_inertia = Num(1e-12 * inertia);
   return Header(h, integrator) +
          "  <option gravity=\"0 0 0\"/>\n"
          "  <worldbody>\n"
          "    <body>\n"
          "      <joint name=\"hinge\" type=\"hinge\" axis=\"0 0 1\" armature=\"" + Num(inertia) +
-         "\"/>\n"
+         "\"" + joint_attrs + "/>\n"
          "      <inertial pos=\"0 0 0\" mass=\"1\" diaginertia=\"" + body_inertia + " " +
          body_inertia + " " + body_inertia + "\"/>\n"
          "    </body>\n"
-         "  </worldbody>\n"
-         "  <actuator>\n"
-         "    <general joint=\"hinge\" gainprm=\"" + Num(kp) + "\" biastype=\"affine\" biasprm=\"0 " +
-         Num(-kp) + " " + Num(-kv) + "\"/>\n"
-         "  </actuator>\n"
+         "  </worldbody>\n" + elements +
          "</mujoco>\n";
+}
+
+}  // namespace
+
+std::string OneHingeXml(double inertia, double kp, double kv, double h,
+                        const std::string& integrator) {
+  return HingeXml(inertia, "",
+                  "  <actuator>\n"
+                  "    <general joint=\"hinge\" gainprm=\"" + Num(kp) +
+                      "\" biastype=\"affine\" biasprm=\"0 " + Num(-kp) + " " + Num(-kv) + "\"/>\n"
+                  "  </actuator>\n",
+                  h, integrator);
 }
 
 std::string OneHingeSpringXml(double inertia, double stiffness, double damping, double h,
                               const std::string& integrator) {
-  std::string body_inertia = Num(1e-12 * inertia);
-  return Header(h, integrator) +
-         "  <option gravity=\"0 0 0\"/>\n"
-         "  <worldbody>\n"
-         "    <body>\n"
-         "      <joint name=\"hinge\" type=\"hinge\" axis=\"0 0 1\" armature=\"" + Num(inertia) +
-         "\" stiffness=\"" + Num(stiffness) + "\" damping=\"" + Num(damping) + "\"/>\n"
-         "      <inertial pos=\"0 0 0\" mass=\"1\" diaginertia=\"" + body_inertia + " " +
-         body_inertia + " " + body_inertia + "\"/>\n"
-         "    </body>\n"
-         "  </worldbody>\n"
-         "</mujoco>\n";
+  return HingeXml(inertia,
+                  " stiffness=\"" + Num(stiffness) + "\" damping=\"" + Num(damping) + "\"", "",
+                  h, integrator);
 }
 
 std::string ChainXml(int n, double kp, double kv, double h, const std::string& integrator) {
