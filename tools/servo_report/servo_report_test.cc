@@ -96,6 +96,15 @@ bool StableBounded(const mjModel* m, mjData* d, int n, double limit) {
 constexpr int kSteps = 40000;
 constexpr int kChainSteps = 10000;
 
+
+// kSteps of mj_step from a 0.1 offset of the first joint: stable by StepStable
+bool StableFromOffset(const mjModel* m) {
+  mjData* d = mj_makeData(m);
+  d->qpos[0] = 0.1;
+  bool ok = StepStable(m, d, kSteps);
+  mj_deleteData(d);
+  return ok;
+}
 //------------------------------ one hinge: servo ---------------------------------------------------
 
 struct HingeCase {
@@ -122,11 +131,7 @@ TEST_P(OneHingeCapTest, CapMatchesSimulatedDivergence) {
   auto stable = [&](double kp) {
     m->actuator_gainprm[0] = kp;
     m->actuator_biasprm[1] = -kp;
-    mjData* d = mj_makeData(m);
-    d->qpos[0] = 0.1;
-    bool ok = StepStable(m, d, kSteps);
-    mj_deleteData(d);
-    return ok;
+    return StableFromOffset(m);
   };
   double measured = BisectDivergence(1e-3 * c.inertia / (c.h * c.h), stable);
   EXPECT_NEAR(row.cap, measured, 0.01 * measured)
@@ -165,11 +170,7 @@ TEST_P(OneSpringCapTest, CapMatchesSimulatedDivergence) {
 
   auto stable = [&](double k) {
     m->jnt_stiffness[0] = k;
-    mjData* d = mj_makeData(m);
-    d->qpos[0] = 0.1;
-    bool ok = StepStable(m, d, kSteps);
-    mj_deleteData(d);
-    return ok;
+    return StableFromOffset(m);
   };
   double measured = BisectDivergence(1e-3 * c.inertia / (c.h * c.h), stable);
   EXPECT_NEAR(row.cap, measured, 0.01 * measured)
