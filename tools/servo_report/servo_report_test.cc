@@ -96,7 +96,6 @@ bool StableBounded(const mjModel* m, mjData* d, int n, double limit) {
 constexpr int kSteps = 40000;
 constexpr int kChainSteps = 10000;
 
-
 // kSteps of mj_step from a 0.1 offset of the first joint: stable by StepStable
 bool StableFromOffset(const mjModel* m) {
   mjData* d = mj_makeData(m);
@@ -105,6 +104,7 @@ bool StableFromOffset(const mjModel* m) {
   mj_deleteData(d);
   return ok;
 }
+
 //------------------------------ one hinge: servo ---------------------------------------------------
 
 struct HingeCase {
