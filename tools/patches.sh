@@ -9,12 +9,16 @@
 #   tools/patches.sh export DIR
 #       Rewrites patches/ and patches/series from the commits pristine..HEAD of DIR
 #       (git format-patch; stable output: no commit hashes, no signature).
+#   tools/patches.sh export-upstream DIR BASE [TIP]
+#       Rewrites patches/upstream/ and its series from the commits BASE..TIP (default HEAD) of
+#       DIR, a checkout of upstream MuJoCo with the series applied on BASE (git format-patch with
+#       a base-commit trailer). Only runs git in DIR; it fetches and builds nothing.
 #
 # Edit the commits in DIR with ordinary git (commit --amend, rebase -i), then export.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cmd=${1:-}; dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || { sed -n '2,14p' "$0"; exit 2; }
+[ -n "$cmd" ] && [ -n "$dir" ] || { sed -n '2,18p' "$0"; exit 2; }
 
 case "$cmd" in
   checkout)
@@ -51,5 +55,21 @@ case "$cmd" in
     } > "$here/patches/series"
     echo "exported $(git rev-list --count pristine..HEAD) patches to $here/patches"
     ;;
-  *) sed -n '2,14p' "$0"; exit 2 ;;
+  export-upstream)
+    base=${3:?export-upstream needs BASE}; tip=${4:-HEAD}
+    cd "$dir"
+    base=$(git rev-parse --verify "$base^{commit}"); tip=$(git rev-parse --verify "$tip^{commit}")
+    out=$here/patches/upstream
+    mkdir -p "$out"
+    rm -f "$out"/*.patch
+    git format-patch -q --zero-commit --no-signature --base="$base" -o "$out" "$base..$tip"
+    {
+      echo "# git format-patch series against google-deepmind/mujoco $(git describe --tags --exact-match "$base" 2>/dev/null || echo "$base") ($base)."
+      echo "# Apply in this order with git am; tools/upstream-mbox.sh makes one mbox of them."
+      echo "# Regenerate with tools/patches.sh export-upstream; do not edit the patches by hand."
+      (cd "$out" && ls -1 ./*.patch | sed 's#^\./##')
+    } > "$out/series"
+    echo "exported $(git rev-list --count "$base..$tip") patches to $out"
+    ;;
+  *) sed -n '2,18p' "$0"; exit 2 ;;
 esac
