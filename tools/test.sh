@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test, from a fresh Debian machine: set-up, then
-#  1. a sanitizer build (-fsanitize=address,undefined) of libmujoco, this project's tests and
-#     upstream's engine tests, all run;
+#  1. a sanitizer build (-fsanitize=address,undefined) of libmujoco, this project's tests
+#     (test/ and the servo report's) and upstream's engine tests, all run;
 #  2. the release build of everything (patched and stock libmujoco, upstream's 2.2.2 suite, this
 #     project's tests, benchmark smoke run, Python bindings and their tests), run by ctest.
 # Build directories: $BUILD_DIR (default: build) and $BUILD_DIR-asan. Set MJPOS_SKIP_ASAN=1 to
@@ -20,7 +20,8 @@ if [ "${MJPOS_SKIP_ASAN:-0}" != 1 ]; then
     -DMJPOS_BUILD_STOCK=OFF -DMJPOS_BUILD_PYTHON=OFF -DMJPOS_BUILD_UPSTREAM_TESTS=ON >/dev/null
   upstream_engine=$(sed -n 's/^mujoco_test(\(engine_[a-z_]*\))$/\1/p' \
     "$asan/mujoco-patched/test/engine/CMakeLists.txt")
-  ours=$(sed -n 's/^ *mjpos_test(\([a-z_]*\).*/\1/p' test/CMakeLists.txt | grep -v bitidentity)
+  ours="$(sed -n 's/^ *mjpos_test(\([a-z_]*\).*/\1/p' test/CMakeLists.txt | grep -v bitidentity)
+    servo_report_test"
   # shellcheck disable=SC2086
   cmake --build "$asan" -j"$jobs" --target $upstream_engine $ours
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
