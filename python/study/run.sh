@@ -13,7 +13,7 @@ python=${PYTHON:-/usr/bin/python3}
 [ -f "$build/python/mujoco/__init__.py" ] || {
   echo "no Python package in $build/python: build the target mujoco_python first" >&2; exit 1; }
 cd "$repo"
-PYTHONPATH="$build/python" MUJOCO_GL=disable PYTHONDONTWRITEBYTECODE=1 MPLBACKEND=Agg \
+PYTHONPATH="$build/python:$repo/python" MUJOCO_GL=disable PYTHONDONTWRITEBYTECODE=1 MPLBACKEND=Agg \
   "$python" python/study/stability.py \
     --doc doc/stability.md --figures doc/figures \
     --model-dir "$build/mujoco-patched/model" \

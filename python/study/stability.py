@@ -29,29 +29,17 @@ import mujoco
 import numpy as np
 import scipy.linalg
 
+from implicitpos_models import one_hinge_xml
+
 BIT = int(mujoco.mjtEnableBit.mjENBL_IMPLICITPOS)
 H = 0.005
-ARMATURE = 0.01576
 BAD = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
        mujoco.mjtWarning.mjWARN_BADQACC)
 
 
 def one_hinge(kp, kv, flag, h=H):
   """The one-hinge position servo: rotor inertia via armature, no gravity, no contact."""
-  xml = f"""
-<mujoco>
-  <option timestep="{h!r}" integrator="implicit" gravity="0 0 0"/>
-  <worldbody>
-    <body>
-      <joint name="j" type="hinge" axis="0 0 1" armature="{ARMATURE!r}"/>
-      <inertial pos="0 0 0" mass="1" diaginertia="1e-14 1e-14 1e-14"/>
-    </body>
-  </worldbody>
-  <actuator>
-    <general joint="j" gainprm="{kp!r}" biastype="affine" biasprm="0 {-kp!r} {-kv!r}"/>
-  </actuator>
-</mujoco>"""
-  model = mujoco.MjModel.from_xml_string(xml)
+  model = mujoco.MjModel.from_xml_string(one_hinge_xml(kp, kv, h=h))
   model.opt.enableflags = BIT if flag else 0
   return model
 

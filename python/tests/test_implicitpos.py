@@ -15,32 +15,13 @@
 
 import os
 
+from implicitpos_models import INERTIA
+from implicitpos_models import one_hinge_xml
 import mujoco
 import numpy as np
 import pytest
 
 BIT = int(mujoco.mjtEnableBit.mjENBL_IMPLICITPOS)
-
-# Rotor inertia (armature) of the one-hinge servo; the body's own inertia is negligible.
-INERTIA = 0.01576
-
-
-def one_hinge_xml(kp, kv, h=0.005, integrator='implicit', flag=None, body_inertia=1e-14):
-  flag_xml = '' if flag is None else f'<flag implicitpos="{flag}"/>'
-  return f"""
-<mujoco>
-  <option timestep="{h!r}" integrator="{integrator}" gravity="0 0 0">{flag_xml}</option>
-  <worldbody>
-    <body>
-      <joint name="hinge" type="hinge" axis="0 0 1" armature="{INERTIA!r}"/>
-      <inertial pos="0 0 0" mass="1" diaginertia="{body_inertia!r} {body_inertia!r} {body_inertia!r}"/>
-    </body>
-  </worldbody>
-  <actuator>
-    <general joint="hinge" gainprm="{kp!r}" biastype="affine" biasprm="0 {-kp!r} {-kv!r}"/>
-  </actuator>
-</mujoco>
-"""
 
 
 def one_step(model, q0, v0, target):
