@@ -14,6 +14,7 @@
 
 #include "test/models.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -120,6 +121,32 @@ std::string ChainXml(int n, double kp, double kv, double h, const std::string& i
   return xml.str();
 }
 
+std::string GearTendonArmXml(double kp, double kv, double h, const std::string& integrator) {
+  std::string servo = "gainprm=\"" + Num(kp) + "\" biastype=\"affine\" biasprm=\"0 " +
+                      Num(-kp) + " " + Num(-kv) + "\"";
+  return Header(h, integrator) +
+         "  <option><flag contact=\"disable\"/></option>\n"
+         "  <default>\n"
+         "    <joint type=\"hinge\" armature=\"0.01\" damping=\"0.1\" stiffness=\"5\"/>\n"
+         "    <geom type=\"capsule\" size=\"0.03\" fromto=\"0 0 0 0.2 0 0\" mass=\"0.5\"/>\n"
+         "  </default>\n"
+         "  <worldbody>\n"
+         "    <body><joint name=\"j0\" axis=\"0 1 0\"/><geom/>\n"
+         "      <body pos=\"0.2 0 0\"><joint name=\"j1\" axis=\"0 0 1\"/><geom/>\n"
+         "        <body pos=\"0.2 0 0\"><joint name=\"j2\" axis=\"0 1 0\"/><geom/></body>\n"
+         "      </body>\n"
+         "    </body>\n"
+         "  </worldbody>\n"
+         "  <tendon><fixed name=\"t\"><joint joint=\"j1\" coef=\"1\"/>"
+         "<joint joint=\"j2\" coef=\"-0.5\"/></fixed></tendon>\n"
+         "  <actuator>\n"
+         "    <general joint=\"j0\" " + servo + "/>\n"
+         "    <general joint=\"j1\" gear=\"2\" " + servo + "/>\n"
+         "    <general tendon=\"t\" " + servo + "/>\n"
+         "  </actuator>\n"
+         "</mujoco>\n";
+}
+
 void MakeServos(mjModel* m, double kp, double kv) {
   for (int i = 0; i < m->nu; ++i) {
     mjtNum* gainprm = m->actuator_gainprm + mjNGAIN * i;
@@ -172,6 +199,15 @@ bool StepStable(const mjModel* m, mjData* d, int n) {
     if (!std::isfinite(d->qvel[i])) return false;
   }
   return true;
+}
+
+double RelDiff(const double* a, const double* b, int n) {
+  double num = 0, den = 0;
+  for (int i = 0; i < n; ++i) {
+    num = std::max(num, std::abs(a[i] - b[i]));
+    den = std::max(den, std::abs(b[i]));
+  }
+  return den > 0 ? num / den : num;
 }
 
 }  // namespace mjpos

@@ -54,6 +54,12 @@ std::string OneHingeSpringXml(double inertia, double stiffness, double damping, 
 std::string ChainXml(int n, double kp, double kv, double h,
                      const std::string& integrator = "implicit");
 
+// Three hinge links (gravity on, contact off) with joint stiffness and damping, servos on j0
+// (gear 1) and j1 (gear 2), and a servo on a fixed tendon over j1 and j2 (coefficients 1 and
+// -0.5): the arm of the peer suite, every in-scope term of K at once.
+std::string GearTendonArmXml(double kp, double kv, double h,
+                             const std::string& integrator = "implicit");
+
 // Replaces every actuator of m by a position servo on the same transmission and gear: gain
 // type fixed with gain kp, affine bias [0, -kp, -kv], no control or force limits.
 void MakeServos(mjModel* m, double kp, double kv);
@@ -70,6 +76,9 @@ mjModel* LoadServoHumanoid(const std::string& path, double kp, double kv,
 // Steps n times; false if the simulation warned about bad qpos, qvel or qacc (MuJoCo's reset
 // path) or left a non-finite state. The stability criterion of the tests and benchmarks.
 bool StepStable(const mjModel* m, mjData* d, int n);
+
+// max_i |a_i - b_i| / max_i |b_i|: the relative error of a against the reference b.
+double RelDiff(const double* a, const double* b, int n);
 
 }  // namespace mjpos
 

@@ -3,7 +3,10 @@
 #  - installs the Debian packages the build uses (compiler, CMake, MuJoCo's third-party libraries),
 #  - adds a deb-src entry derived from this machine's own apt sources, so that the build can
 #    download Debian's MuJoCo 2.2.2 source package (`apt-get source`),
-#  - creates the de_DE.UTF-8 locale that upstream's XMLWriterLocaleTest needs to really run.
+#  - creates the de_DE.UTF-8 locale that upstream's XMLWriterLocaleTest needs to really run,
+#  - installs Node.js and npm from Debian if absent, and the peer suite's one npm package
+#    (@mujoco/mujoco, upstream's official 3.14 build) with `npm ci` in peer/, from the committed
+#    package-lock.json.
 # Safe to run again: every step checks first.
 set -euo pipefail
 
@@ -15,8 +18,11 @@ PACKAGES=(
   libtinyxml2-dev libtinyobjloader-dev libccd-dev libqhull-dev liblodepng-dev
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libeigen3-dev
   pybind11-dev python3-dev python3-numpy python3-absl python3-pytest python3-matplotlib
-  python3-scipy clang
+  python3-scipy clang nlohmann-json3-dev
 )
+# Node.js and npm only if the machine has none (a newer one may be installed by other means).
+command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
+command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
 
 # deb-src entries: one per existing `deb` entry, same URIs, suites and components.
 SRC_LIST=/etc/apt/sources.list.d/mujoco-implicitpos-src.sources
@@ -71,5 +77,13 @@ if ! locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$'; then
   else
     $SUDO localedef -i de_DE -f UTF-8 de_DE.UTF-8
   fi
+fi
+# The peer suite's reference build: exactly what package-lock.json pins (version and integrity).
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+peer_lock="$root/peer/package-lock.json"
+peer_stamp="$root/peer/node_modules/.package-lock.json"
+if [ ! -f "$peer_stamp" ] || [ "$peer_lock" -nt "$peer_stamp" ]; then
+  echo "setup: npm ci in peer/"
+  (cd "$root/peer" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 echo "setup: done"

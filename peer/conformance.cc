@@ -1,0 +1,199 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+#include "peer/conformance.h"
+
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <Eigen/Dense>
+#include <mujoco/mujoco.h>
+#include "peer/peer.h"
+#include "test/models.h"
+
+namespace mjpos::peer {
+namespace {
+
+using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using Vector = Eigen::VectorXd;
+
+constexpr double kInertia = 0.01576;
+
+std::string Sci(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", x);
+  return buf;
+}
+
+Subject FromXml(const std::string& name, const std::string& xml) {
+  std::string error;
+  ModelPtr m(LoadXmlString(xml, &error));
+  if (!m) throw std::runtime_error(name + ": " + error);
+  return Subject{name, xml, Json::object(), {}, std::move(m)};
+}
+
+// the test state: angles and targets away from rest, qvel = 0 or not
+void SetState(const mjModel* m, mjData* d, bool at_rest) {
+  mj_resetData(m, d);
+  for (int j = 0; j < m->njnt; ++j) {
+    int type = m->jnt_type[j];
+    if (type == mjJNT_HINGE || type == mjJNT_SLIDE) {
+      d->qpos[m->jnt_qposadr[j]] += 0.2 * std::sin(1.0 + j);
+    }
+  }
+  for (int i = 0; i < m->nv; ++i) d->qvel[i] = at_rest ? 0 : 1.5 * std::cos(2.0 + 3 * i);
+  mj_forward(m, d);
+  for (int u = 0; u < m->nu; ++u) d->ctrl[u] = d->actuator_length[u] + 0.3 * std::cos(1.0 * u);
+  mj_forward(m, d);
+}
+
+std::vector<double> OurStep(mjModel* m, const mjData* start, bool flag) {
+  int saved = m->opt.enableflags;
+  if (flag) m->opt.enableflags |= mjENBL_IMPLICITPOS;
+  else m->opt.enableflags &= ~mjENBL_IMPLICITPOS;
+  DataPtr d(mj_makeData(m));
+  mj_copyData(d.get(), m, start);
+  mj_step(m, d.get());
+  m->opt.enableflags = saved;
+  return std::vector<double>(d->qvel, d->qvel + m->nv);
+}
+
+// actuator + passive force, and bias force, at (qpos, qvel)
+void Forces(const mjModel* m, mjData* d, Vector* smooth, Vector* bias) {
+  mj_forward(m, d);
+  *smooth = Vector(m->nv);
+  *bias = Vector(m->nv);
+  for (int i = 0; i < m->nv; ++i) {
+    (*smooth)[i] = d->qfrc_actuator[i] + d->qfrc_passive[i];
+    (*bias)[i] = d->qfrc_bias[i];
+  }
+}
+
+// central differences of the forces: -d(smooth)/dq (K), d(smooth)/dv, d(bias)/dv. The in-scope
+// forces are affine in q and v and the bias force is quadratic in v, so central differences with
+// large steps are exact up to rounding.
+void Derivatives(const mjModel* m, const mjData* start, Matrix* k, Matrix* dv, Matrix* db) {
+  int nv = m->nv;
+  *k = Matrix::Zero(nv, nv);
+  *dv = Matrix::Zero(nv, nv);
+  *db = Matrix::Zero(nv, nv);
+  DataPtr d(mj_makeData(m));
+  std::vector<mjtNum> dir(nv);
+  Vector sp, bp, sm, bm;
+  for (int j = 0; j < nv; ++j) {
+    const double dq = 1e-2, dvel = 1.0;
+    for (int s : {1, -1}) {
+      mj_copyData(d.get(), m, start);
+      std::fill(dir.begin(), dir.end(), 0);
+      dir[j] = s * dq;
+      mj_integratePos(m, d->qpos, dir.data(), 1);
+      Forces(m, d.get(), s > 0 ? &sp : &sm, s > 0 ? &bp : &bm);
+    }
+    k->col(j) = -(sp - sm) / (2 * dq);
+    for (int s : {1, -1}) {
+      mj_copyData(d.get(), m, start);
+      d->qvel[j] += s * dvel;
+      Forces(m, d.get(), s > 0 ? &sp : &sm, s > 0 ? &bp : &bm);
+    }
+    dv->col(j) = (sp - sm) / (2 * dvel);
+    db->col(j) = (bp - bm) / (2 * dvel);
+  }
+}
+
+// backward Euler in q and v with the given velocity derivative of the total force
+std::vector<double> DenseStep(const mjModel* m, const mjData* start, const Matrix& k,
+                              const Matrix& dtotal) {
+  int nv = m->nv;
+  double h = m->opt.timestep;
+  Matrix mass(nv, nv);
+  mj_fullM(m, mass.data(), start->qM);
+  Vector v = Eigen::Map<const Vector>(start->qvel, nv);
+  Vector f(nv);
+  for (int i = 0; i < nv; ++i) f[i] = start->qfrc_smooth[i] + start->qfrc_constraint[i];
+  Matrix a = mass - h * dtotal + h * h * k;
+  Vector qacc = a.partialPivLu().solve(f - h * k * v);
+  Vector next = v + h * qacc;
+  return std::vector<double>(next.data(), next.data() + nv);
+}
+
+}  // namespace
+
+std::vector<Subject> ConformanceSubjects(const std::string& model_dir) {
+  std::vector<Subject> s;
+  for (double h : {5e-3, 2e-3}) {
+    for (double kp : {1e1, 1e3, 1e5, 1e7}) {
+      std::string tag = " kp=" + Sci(kp) + " h=" + Sci(1e3 * h) + "ms";
+      s.push_back(FromXml("hinge servo" + tag, OneHingeXml(kInertia, kp, 1.0, h)));
+      s.push_back(FromXml("hinge stiffness" + tag, OneHingeSpringXml(kInertia, kp, 1.0, h)));
+    }
+  }
+  for (double kp : {1e2, 1e4, 1e6}) {
+    s.push_back(FromXml("chain4 kp=" + Sci(kp), ChainXml(4, kp, 1.0, 5e-3)));
+    s.push_back(FromXml("gear/tendon arm kp=" + Sci(kp), GearTendonArmXml(kp, 1.0, 5e-3)));
+  }
+  std::string path = model_dir + "/humanoid/humanoid.xml";
+  for (double kp : {1e2, 1e4, 1e6}) {
+    std::string error;
+    ModelPtr m(LoadServoHumanoid(path, kp, 1.0, &error));
+    if (!m) throw std::runtime_error(path + ": " + error);
+    m->opt.integrator = mjINT_IMPLICIT;  // the file's is Euler; every job names its own
+    m->opt.disableflags |= mjDSBL_CONTACT | mjDSBL_LIMIT | mjDSBL_EQUALITY;
+    Json edits = ServoEdits(m.get());
+    s.push_back(Subject{"servo humanoid kp=" + Sci(kp), ReadFile(path), edits,
+                        {"contact", "limit", "equality"}, std::move(m)});
+  }
+  return s;
+}
+
+std::vector<OneStep> StepAll(const std::vector<Subject>& subjects, bool at_rest) {
+  std::vector<OneStep> out(subjects.size());
+  Json jobs = Json::array();
+  for (size_t i = 0; i < subjects.size(); ++i) {
+    const Subject& s = subjects[i];
+    mjModel* m = s.m.get();
+    DataPtr d(mj_makeData(m));
+    SetState(m, d.get(), at_rest);
+
+    out[i].flag = OurStep(m, d.get(), true);
+    out[i].off = OurStep(m, d.get(), false);
+    Matrix k, dv, db;
+    Derivatives(m, d.get(), &k, &dv, &db);
+    out[i].dense_with_bias = DenseStep(m, d.get(), k, dv - db);
+    out[i].dense_without_bias = DenseStep(m, d.get(), k, dv);
+
+    for (const char* integrator : {"discrete", "implicit"}) {
+      Json job = StateJob(s.xml, integrator, m, d.get());
+      job["model"] = s.edits;
+      job["disable"] = s.disable;
+      job["report"] = {"qvel"};
+      jobs.push_back(job);
+    }
+  }
+  Json results = Run(jobs);
+  for (size_t i = 0; i < subjects.size(); ++i) {
+    for (int k = 0; k < 2; ++k) {
+      const Json& r = results[2 * i + k];
+      if (r.contains("error")) {
+        throw std::runtime_error(subjects[i].name + ": " + r["error"].get<std::string>());
+      }
+      (k == 0 ? out[i].discrete : out[i].implicit) = Numbers(r["report"]["qvel"]);
+    }
+  }
+  return out;
+}
+
+}  // namespace mjpos::peer

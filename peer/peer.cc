@@ -1,0 +1,150 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+#include "peer/peer.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <mujoco/mujoco.h>
+#include <nlohmann/json.hpp>
+
+namespace mjpos::peer {
+namespace {
+
+// a temporary file, removed when it goes out of scope
+class TempFile {
+ public:
+  TempFile() {
+    const char* dir = std::getenv("TMPDIR");
+    path_ = std::string(dir && *dir ? dir : "/tmp") + "/mjpos_peer_XXXXXX";
+    int fd = mkstemp(path_.data());
+    if (fd < 0) throw std::runtime_error("peer: cannot create a temporary file");
+    close(fd);
+  }
+  ~TempFile() { std::remove(path_.c_str()); }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string Quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// runs the driver with input on stdin; its stdout
+std::string Drive(const std::string& input, const std::string& args) {
+  TempFile in, out;
+  std::ofstream(in.path()) << input;
+  std::string cmd = Quote(MJPOS_NODE) + " " + Quote(MJPOS_PEER_DRIVER) + " " + args + " < " +
+                    Quote(in.path()) + " > " + Quote(out.path());
+  if (std::system(cmd.c_str()) != 0) {
+    throw std::runtime_error("peer: the driver failed: " + cmd);
+  }
+  return ReadFile(out.path());
+}
+
+// a range bound that clamps nothing
+constexpr double kNoLimit = 1e300;
+
+Json Array(const mjtNum* x, int n) { return Json(std::vector<double>(x, x + n)); }
+
+template <typename T>
+Json IntArray(const T* x, int n) {
+  return Json(std::vector<int>(x, x + n));
+}
+
+}  // namespace
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw std::runtime_error("peer: cannot read " + path);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+Json Run(const Json& jobs) {
+  Json out = Json::parse(Drive(Json{{"jobs", jobs}}.dump(), ""));
+  Json results = out.at("results");
+  if (results.size() != jobs.size()) throw std::runtime_error("peer: result count differs");
+  return results;
+}
+
+std::string Version() {
+  std::string v = Drive("", "--version");
+  while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
+  return v;
+}
+
+Json StateJob(const std::string& xml, const std::string& integrator, const mjModel* m,
+              const mjData* d) {
+  return Json{{"xml", xml},
+              {"integrator", integrator},
+              {"qpos", Array(d->qpos, m->nq)},
+              {"qvel", Array(d->qvel, m->nv)},
+              {"act", Array(d->act, m->na)},
+              {"ctrl", Array(d->ctrl, m->nu)}};
+}
+
+Json ServoEdits(const mjModel* m) {
+  // The byte fields (ctrllimited, forcelimited) are not writable through the WASM bindings: an
+  // unlimited control or force becomes a range that clamps nothing.
+  std::vector<double> ctrlrange(m->actuator_ctrlrange, m->actuator_ctrlrange + 2 * m->nu);
+  std::vector<double> forcerange(m->actuator_forcerange, m->actuator_forcerange + 2 * m->nu);
+  for (int i = 0; i < m->nu; ++i) {
+    if (!m->actuator_ctrllimited[i]) {
+      ctrlrange[2 * i] = -kNoLimit;
+      ctrlrange[2 * i + 1] = kNoLimit;
+    }
+    if (!m->actuator_forcelimited[i]) {
+      forcerange[2 * i] = -kNoLimit;
+      forcerange[2 * i + 1] = kNoLimit;
+    }
+  }
+  return Json{{"actuator_gaintype", IntArray(m->actuator_gaintype, m->nu)},
+              {"actuator_biastype", IntArray(m->actuator_biastype, m->nu)},
+              {"actuator_gainprm", Array(m->actuator_gainprm, mjNGAIN * m->nu)},
+              {"actuator_biasprm", Array(m->actuator_biasprm, mjNBIAS * m->nu)},
+              {"actuator_gear", Array(m->actuator_gear, 6 * m->nu)},
+              {"actuator_ctrlrange", ctrlrange},
+              {"actuator_forcerange", forcerange}};
+}
+
+std::vector<double> Numbers(const Json& array) {
+  std::vector<double> x;
+  if (array.is_number()) {
+    x.push_back(array.get<double>());
+    return x;
+  }
+  for (const Json& v : array) {
+    x.push_back(v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>());
+  }
+  return x;
+}
+
+}  // namespace mjpos::peer

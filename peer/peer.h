@@ -1,0 +1,57 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// The C++ side of the peer suite: runs jobs on upstream MuJoCo's official build (3.14, through
+// peer/driver.mjs under Node.js) and gives the results to the comparisons. The job format is
+// documented in driver.mjs; this header adds what both sides share: the state of a model of ours
+// as a job, and the servo edits of mjpos::MakeServos as mjModel field values.
+
+#ifndef MJPOS_PEER_PEER_H_
+#define MJPOS_PEER_PEER_H_
+
+#include <string>
+#include <vector>
+
+#include <mujoco/mujoco.h>
+#include <nlohmann/json.hpp>
+
+namespace mjpos::peer {
+
+using Json = nlohmann::json;
+
+// Runs the jobs (a JSON array) in one driver process; returns the array of results, one per job,
+// in order. Throws std::runtime_error if the driver cannot run or its output does not parse.
+Json Run(const Json& jobs);
+
+// The version string of the peer build (mj_versionString).
+std::string Version();
+
+// A job for the peer: MJCF text, integrator name, and the state and controls of d (qpos, qvel,
+// act, ctrl) so that both sides step from the same state.
+Json StateJob(const std::string& xml, const std::string& integrator, const mjModel* m,
+              const mjData* d);
+
+// The mjModel fields that MakeServos and LoadServoHumanoid change, with their values in m: sent
+// as the job's "model" edits, they make the peer's copy of a shipped model the same servos.
+Json ServoEdits(const mjModel* m);
+
+// A result's array field ("report" or "trace" entry) as numbers; NaN where the driver wrote null.
+std::vector<double> Numbers(const Json& array);
+
+// The MJCF text of a file (the peer compiles from a string).
+std::string ReadFile(const std::string& path);
+
+}  // namespace mjpos::peer
+
+#endif  // MJPOS_PEER_PEER_H_

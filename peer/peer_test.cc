@@ -1,0 +1,133 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// Conformance with upstream's own build: one step of our implicit + mjENBL_IMPLICITPOS against
+// MuJoCo 3.14's integrator="discrete", and flag-off implicit against 3.14's implicit, on the
+// contact- and constraint-free in-scope models (peer/conformance.h).
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include "peer/conformance.h"
+#include "peer/peer.h"
+#include "test/models.h"
+
+namespace mjpos::peer {
+namespace {
+
+// Tolerance of every "equal" below (max abs difference over the largest velocity).
+constexpr double kTol = 1e-12;
+
+double Rel(const std::vector<double>& a, const std::vector<double>& b) {
+  return RelDiff(a.data(), b.data(), static_cast<int>(b.size()));
+}
+
+std::vector<double> Minus(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> c(a.size());
+  for (size_t i = 0; i < a.size(); ++i) c[i] = a[i] - b[i];
+  return c;
+}
+
+// the model has no velocity derivative of the bias force (one hinge about a fixed axis)
+bool OneDof(const Subject& s) { return s.m->nv == 1; }
+
+class PeerConformance : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    subjects_ = new std::vector<Subject>(ConformanceSubjects(MJPOS_MODEL_DIR));
+    rest_ = new std::vector<OneStep>(StepAll(*subjects_, true));
+    moving_ = new std::vector<OneStep>(StepAll(*subjects_, false));
+  }
+  static void TearDownTestSuite() {
+    delete subjects_;
+    delete rest_;
+    delete moving_;
+  }
+  static std::vector<Subject>* subjects_;
+  static std::vector<OneStep>* rest_;
+  static std::vector<OneStep>* moving_;
+};
+std::vector<Subject>* PeerConformance::subjects_ = nullptr;
+std::vector<OneStep>* PeerConformance::rest_ = nullptr;
+std::vector<OneStep>* PeerConformance::moving_ = nullptr;
+
+// Catches: the peer is not the pinned upstream build.
+TEST(PeerDriver, IsUpstream314) { EXPECT_EQ(Version(), "3.14.0"); }
+
+// Catches: a wrong or missing matrix term h^2 K (from rest the shift h K v is zero), a wrong
+// scope of K on any of these models, or a flag that does nothing.
+TEST_F(PeerConformance, FlagEqualsDiscreteFromRest) {
+  for (size_t i = 0; i < subjects_->size(); ++i) {
+    const OneStep& r = (*rest_)[i];
+    EXPECT_LE(Rel(r.flag, r.discrete), kTol) << (*subjects_)[i].name;
+  }
+}
+
+// Catches: flag-off implicit drifting from stock upstream implicit (the baseline both share).
+TEST_F(PeerConformance, FlagOffEqualsUpstreamImplicit) {
+  for (const std::vector<OneStep>* steps : {rest_, moving_}) {
+    for (size_t i = 0; i < subjects_->size(); ++i) {
+      const OneStep& r = (*steps)[i];
+      EXPECT_LE(Rel(r.off, r.implicit), kTol) << (*subjects_)[i].name;
+    }
+  }
+}
+
+// Catches: comparisons too loose to see the flag: above the stock cap the flag's step and
+// discrete's differ from stock's by far more than the tolerance.
+TEST_F(PeerConformance, FlagAndDiscreteDifferFromStockAboveTheCap) {
+  int checked = 0;
+  for (size_t i = 0; i < subjects_->size(); ++i) {
+    const Subject& s = (*subjects_)[i];
+    if (s.name.find("kp=1e+07") == std::string::npos) continue;
+    const OneStep& r = (*rest_)[i];
+    EXPECT_GT(Rel(r.off, r.flag), 1e-3) << s.name;
+    EXPECT_GT(Rel(r.implicit, r.discrete), 1e-3) << s.name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
+}
+
+// Catches: a wrong or missing shift h K v. One dof has no Coriolis term, so moving or not, the
+// flag's step is discrete's.
+TEST_F(PeerConformance, OneDofFlagEqualsDiscreteMoving) {
+  for (size_t i = 0; i < subjects_->size(); ++i) {
+    if (!OneDof((*subjects_)[i])) continue;
+    const OneStep& r = (*moving_)[i];
+    EXPECT_LE(Rel(r.flag, r.discrete), kTol) << (*subjects_)[i].name;
+  }
+}
+
+// From qvel != 0 the two differ, and the whole difference is the velocity derivative of the bias
+// force: our step is the dense backward-Euler step with it (catches a wrong matrix or shift),
+// discrete's is the same dense step without it, and the two differences agree.
+TEST_F(PeerConformance, MovingDifferenceIsTheBiasVelocityDerivative) {
+  for (size_t i = 0; i < subjects_->size(); ++i) {
+    const Subject& s = (*subjects_)[i];
+    if (OneDof(s)) continue;
+    const OneStep& r = (*moving_)[i];
+    EXPECT_LE(Rel(r.flag, r.dense_with_bias), kTol) << s.name;
+    EXPECT_LE(Rel(r.discrete, r.dense_without_bias), kTol) << s.name;
+    EXPECT_GT(Rel(r.flag, r.discrete), 1e-6) << s.name;
+    std::vector<double> ours_minus_peer = Minus(r.flag, r.discrete);
+    std::vector<double> term = Minus(r.dense_with_bias, r.dense_without_bias);
+    EXPECT_LE(Rel(ours_minus_peer, term), 1e-6) << s.name;
+  }
+}
+
+}  // namespace
+}  // namespace mjpos::peer
