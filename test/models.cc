@@ -147,6 +147,78 @@ std::string GearTendonArmXml(double kp, double kv, double h, const std::string& 
          "</mujoco>\n";
 }
 
+std::string FingerSqueezeXml(double kp, double kv, double h, const std::string& integrator) {
+  std::string servo = "gainprm=\"" + Num(kp) + "\" biastype=\"affine\" biasprm=\"0 " +
+                      Num(-kp) + " " + Num(-kv) + "\"";
+  // each finger starts 1 mm off a face of the box; its target (ctrl 0, the joint's ref) is 1 cm
+  // inside
+  std::string finger[2] = {"left", "right"};
+  std::string out = Header(h, integrator) +
+                    "  <worldbody>\n"
+                    "    <geom name=\"floor\" type=\"plane\" size=\"1 1 0.1\"/>\n"
+                    "    <body name=\"box\" pos=\"0 0 0.04\"><freejoint/>\n"
+                    "      <geom type=\"box\" size=\"0.04 0.04 0.04\" mass=\"0.2\"/>\n"
+                    "    </body>\n";
+  for (int i = 0; i < 2; ++i) {
+    std::string x = i ? "0.041" : "-0.041";   // the finger's face, 1 mm off the box's
+    std::string center = i ? "0.04" : "-0.04";  // the finger's box, outside its face
+    out += "    <body name=\"" + finger[i] + "\" pos=\"" + x + " 0 0.04\">\n"
+           "      <joint name=\"" + finger[i] + "\" type=\"slide\" axis=\"" + (i ? "-1" : "1") +
+           " 0 0\" armature=\"0.1\" ref=\"-0.011\"/>\n"
+           "      <geom type=\"box\" size=\"0.04 0.02 0.02\" pos=\"" + center + " 0 0\" "
+           "mass=\"0.1\" contype=\"2\" conaffinity=\"1\"/>\n"
+           "      <site name=\"" + finger[i] + "\" type=\"box\" size=\"0.041 0.021 0.021\" pos=\"" +
+           center + " 0 0\"/>\n"
+           "    </body>\n";
+  }
+  out += "  </worldbody>\n  <actuator>\n";
+  for (int i = 0; i < 2; ++i) out += "    <general joint=\"" + finger[i] + "\" " + servo + "/>\n";
+  out += "  </actuator>\n  <sensor>\n";
+  for (int i = 0; i < 2; ++i) out += "    <touch site=\"" + finger[i] + "\"/>\n";
+  out += "  </sensor>\n</mujoco>\n";
+  return out;
+}
+
+std::string LeggedXml(double kp, double kv, double h, const std::string& integrator) {
+  std::string servo = "gainprm=\"" + Num(kp) + "\" biastype=\"affine\" biasprm=\"0 " +
+                      Num(-kp) + " " + Num(-kv) + "\"";
+  // drawn standing: thighs 45 degrees forward, shins 45 degrees back, feet 0.212 m below the hips
+  // and 0.1 mm above the floor
+  std::string out = Header(h, integrator) +
+                    "  <default>\n"
+                    "    <joint type=\"hinge\" axis=\"0 1 0\" armature=\"0.01\" damping=\"0.05\"/>\n"
+                    "    <geom type=\"capsule\" size=\"0.02\" mass=\"0.1\"/>\n"
+                    "  </default>\n"
+                    "  <worldbody>\n"
+                    "    <geom name=\"floor\" type=\"plane\" size=\"2 2 0.1\"/>\n"
+                    "    <body name=\"torso\" pos=\"0 0 0.2321\"><freejoint/>\n"
+                    "      <geom type=\"box\" size=\"0.2 0.1 0.03\" mass=\"1.4\"/>\n";
+  const char* leg[4] = {"fl", "fr", "hl", "hr"};
+  const char* pos[4] = {"0.18 0.12 0", "0.18 -0.12 0", "-0.18 0.12 0", "-0.18 -0.12 0"};
+  for (int i = 0; i < 4; ++i) {
+    std::string n = leg[i];
+    out += std::string("      <body pos=\"") + pos[i] + "\">\n"
+           "        <joint name=\"" + n + "_hip\"/>\n"
+           "        <geom fromto=\"0 0 0 0.106066 0 -0.106066\"/>\n"
+           "        <body pos=\"0.106066 0 -0.106066\">\n"
+           "          <joint name=\"" + n + "_knee\"/>\n"
+           "          <geom fromto=\"0 0 0 -0.106066 0 -0.106066\"/>\n"
+           "          <site name=\"" + n + "\" type=\"sphere\" size=\"0.03\" pos=\"-0.106066 0 -0.106066\"/>\n"
+           "        </body>\n"
+           "      </body>\n";
+  }
+  out += "    </body>\n  </worldbody>\n  <actuator>\n";
+  for (int i = 0; i < 4; ++i) {
+    for (const char* j : {"_hip", "_knee"}) {
+      out += std::string("    <general joint=\"") + leg[i] + j + "\" " + servo + "/>\n";
+    }
+  }
+  out += "  </actuator>\n  <sensor>\n";
+  for (int i = 0; i < 4; ++i) out += std::string("    <touch site=\"") + leg[i] + "\"/>\n";
+  out += "  </sensor>\n</mujoco>\n";
+  return out;
+}
+
 void MakeServos(mjModel* m, double kp, double kv) {
   for (int i = 0; i < m->nu; ++i) {
     mjtNum* gainprm = m->actuator_gainprm + mjNGAIN * i;

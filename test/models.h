@@ -60,6 +60,17 @@ std::string ChainXml(int n, double kp, double kv, double h,
 std::string GearTendonArmXml(double kp, double kv, double h,
                              const std::string& integrator = "implicit");
 
+// Contact models of the peer suite's contact study; gravity on, a floor, timestep h, servos gain
+// kp and damping kv holding their targets. Touch sensors (one per finger or foot) report the
+// normal contact force.
+// Two slide-joint fingers squeezing a free 8 cm box that rests on the floor; each finger's target
+// is 1 cm inside the box, so the squeeze is about kp * 0.01.
+std::string FingerSqueezeXml(double kp, double kv, double h,
+                             const std::string& integrator = "implicit");
+// A 2.2 kg quadruped (free torso, hip and knee hinges per leg) standing on its servos, which
+// hold the bent-knee pose it is drawn in (ctrl = 0); it starts with its feet on the floor.
+std::string LeggedXml(double kp, double kv, double h, const std::string& integrator = "implicit");
+
 // Replaces every actuator of m by a position servo on the same transmission and gear: gain
 // type fixed with gain kp, affine bias [0, -kp, -kv], no control or force limits.
 void MakeServos(mjModel* m, double kp, double kv);

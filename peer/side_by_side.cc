@@ -1,0 +1,623 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// The side-by-side table: this product (MuJoCo 2.2.2 + mjENBL_IMPLICITPOS) against upstream's
+// MuJoCo 3.14 (integrator="discrete", "implicit", "implicitfast"; the official build through
+// peer/driver.mjs). Run by the main job (tools/bench.sh); prints markdown and writes it to --out.
+//
+//   mjpos_peer_table [--out=FILE] [--repetitions=N]
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <mujoco/mujoco.h>
+#include "peer/conformance.h"
+#include "peer/peer.h"
+#include "test/models.h"
+
+namespace mjpos::peer {
+namespace {
+
+constexpr double kInertia = 0.01576;
+constexpr char kHumanoid[] = MJPOS_MODEL_DIR "/humanoid/humanoid.xml";
+constexpr int kGridTop = 12;  // decade grid 1e0 ... 1e12
+
+std::string Fmt(const char* format, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), format, x);
+  return buf;
+}
+std::string Sci(double x) { return Fmt("%.3g", x); }
+
+// a model on both sides, and how to start it
+struct Case {
+  std::string xml;
+  Json edits = Json::object();
+  std::vector<std::string> disable;
+  ModelPtr m;
+  std::function<void(const mjModel*, mjData*)> start;
+};
+
+// servos hold the initial pose; small joint velocities
+void HoldWithVelocity(const mjModel* m, mjData* d) {
+  HoldPose(m, d);
+  for (int j = 0; j < m->njnt; ++j) {
+    if (m->jnt_type[j] == mjJNT_HINGE || m->jnt_type[j] == mjJNT_SLIDE) {
+      d->qvel[m->jnt_dofadr[j]] = 0.1 * std::sin(3.0 * j);
+    }
+  }
+}
+
+// targets at ctrl = 0 (the finger squeeze's: 1 cm inside the box)
+void ZeroTargets(const mjModel* m, mjData* d) {
+  mj_forward(m, d);
+  for (int u = 0; u < m->nu; ++u) d->ctrl[u] = 0;
+}
+
+// a unit step of the target from rest
+void UnitStep(const mjModel* m, mjData* d) {
+  mj_forward(m, d);
+  for (int u = 0; u < m->nu; ++u) d->ctrl[u] = 1;
+}
+
+Case XmlCase(const std::string& xml, std::function<void(const mjModel*, mjData*)> start) {
+  std::string error;
+  Case c;
+  c.xml = xml;
+  c.m.reset(LoadXmlString(xml, &error));
+  if (!c.m) {
+    std::cerr << error << "\n";
+    std::exit(1);
+  }
+  c.start = std::move(start);
+  return c;
+}
+
+Case HumanoidCase(double kp, double kv, bool contact) {
+  Case c;
+  std::string error;
+  c.m.reset(LoadServoHumanoid(kHumanoid, kp, kv, &error));
+  if (!c.m) {
+    std::cerr << error << "\n";
+    std::exit(1);
+  }
+  c.m->opt.integrator = mjINT_IMPLICIT;
+  if (!contact) {
+    c.m->opt.disableflags |= mjDSBL_CONTACT;
+    c.disable = {"contact"};
+  }
+  c.xml = ReadFile(kHumanoid);
+  c.edits = ServoEdits(c.m.get());
+  c.start = HoldWithVelocity;
+  return c;
+}
+
+// our run: stable for `steps` from the case's start; the data after it
+bool OursStable(Case& c, bool flag, int steps, mjData* d) {
+  if (flag) c.m->opt.enableflags |= mjENBL_IMPLICITPOS;
+  else c.m->opt.enableflags &= ~mjENBL_IMPLICITPOS;
+  mj_resetData(c.m.get(), d);
+  c.start(c.m.get(), d);
+  bool stable = StepStable(c.m.get(), d, steps);
+  c.m->opt.enableflags &= ~mjENBL_IMPLICITPOS;
+  return stable;
+}
+
+// the peer's job from the case's start
+Json PeerJob(Case& c, const std::string& integrator, int steps) {
+  DataPtr d(mj_makeData(c.m.get()));
+  c.start(c.m.get(), d.get());
+  Json job = StateJob(c.xml, integrator, c.m.get(), d.get());
+  job["model"] = c.edits;
+  job["disable"] = c.disable;
+  job["steps"] = steps;
+  return job;
+}
+
+std::string Kp(double kp) { return kp > 0 ? Sci(kp) : "none"; }
+
+//---------------------------------------- 1. conformance -----------------------------------------
+
+void Conformance(std::ostream& out) {
+  std::vector<Subject> subjects = ConformanceSubjects(MJPOS_MODEL_DIR);
+  std::vector<OneStep> rest = StepAll(subjects, true), moving = StepAll(subjects, false);
+  auto rel = [](const std::vector<double>& a, const std::vector<double>& b) {
+    return RelDiff(a.data(), b.data(), static_cast<int>(b.size()));
+  };
+  struct Row {
+    std::string family;
+    double rest_flag = 0, off = 0, moving_flag = 0, ours_dense = 0, peer_dense = 0;
+  };
+  std::vector<Row> rows;
+  for (size_t i = 0; i < subjects.size(); ++i) {
+    std::string family = subjects[i].name.substr(0, subjects[i].name.find(" kp="));
+    if (rows.empty() || rows.back().family != family) {
+      auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) {
+        return r.family == family;
+      });
+      if (it == rows.end()) rows.push_back(Row{family});
+    }
+    Row& r = *std::find_if(rows.begin(), rows.end(), [&](const Row& x) {
+      return x.family == family;
+    });
+    r.rest_flag = std::max(r.rest_flag, rel(rest[i].flag, rest[i].discrete));
+    r.off = std::max({r.off, rel(rest[i].off, rest[i].implicit),
+                      rel(moving[i].off, moving[i].implicit)});
+    r.moving_flag = std::max(r.moving_flag, rel(moving[i].flag, moving[i].discrete));
+    r.ours_dense = std::max(r.ours_dense, rel(moving[i].flag, moving[i].dense_with_bias));
+    r.peer_dense = std::max(r.peer_dense,
+                            rel(moving[i].discrete, moving[i].dense_without_bias));
+  }
+  out << "## Conformance: one step from the same state\n\n"
+         "Largest `max|a − b| / max|b|` of the velocity after one `mj_step` over each family's "
+         "gains (`peer/conformance.h`; the tests assert 1e-12 where the two should agree). "
+         "'dense' is `(M − hD + h²K)Δv/h = f − hKv` from central differences of our forces, "
+         "with the bias force's velocity derivative (ours) or without it (discrete).\n\n"
+         "| model | rest: flag vs discrete | flag off vs 3.14 implicit | moving: flag vs "
+         "discrete | moving: flag vs dense | moving: discrete vs dense without bias term |\n"
+         "|---|---|---|---|---|---|\n";
+  for (const Row& r : rows) {
+    out << "| " << r.family << " | " << Fmt("%.1e", r.rest_flag) << " | " << Fmt("%.1e", r.off)
+        << " | " << Fmt("%.1e", r.moving_flag) << " | " << Fmt("%.1e", r.ours_dense) << " | "
+        << Fmt("%.1e", r.peer_dense) << " |\n";
+  }
+  out << "\n";
+}
+
+//---------------------------------------- 2. largest stable gain ---------------------------------
+
+// largest kp of the decade grid up to which every gain is stable, per integrator
+struct Stability {
+  double stock = 0, flag = 0, implicit = 0, implicitfast = 0, discrete = 0;
+};
+
+Stability LargestStable(const std::function<Case(double)>& make, int steps) {
+  Stability s;
+  bool ok_stock = true, ok_flag = true;
+  Json jobs = Json::array();
+  std::vector<std::string> integrators = {"implicit", "implicitfast", "discrete"};
+  for (int k = 0; k <= kGridTop; ++k) {
+    double kp = std::pow(10.0, k);
+    Case c = make(kp);
+    DataPtr d(mj_makeData(c.m.get()));
+    ok_stock = ok_stock && OursStable(c, false, steps, d.get());
+    ok_flag = ok_flag && OursStable(c, true, steps, d.get());
+    if (ok_stock) s.stock = kp;
+    if (ok_flag) s.flag = kp;
+    for (const std::string& integrator : integrators) jobs.push_back(PeerJob(c, integrator, steps));
+  }
+  Json results = Run(jobs);
+  bool ok[3] = {true, true, true};
+  double* largest[3] = {&s.implicit, &s.implicitfast, &s.discrete};
+  for (int k = 0; k <= kGridTop; ++k) {
+    for (int i = 0; i < 3; ++i) {
+      const Json& r = results[3 * k + i];
+      ok[i] = ok[i] && !r.contains("error") && r["stable"].get<bool>();
+      if (ok[i]) *largest[i] = std::pow(10.0, k);
+    }
+  }
+  return s;
+}
+
+void LargestStableTable(std::ostream& out) {
+  const int steps = 400;  // 2 s at 5 ms
+  struct Row {
+    std::string name;
+    std::function<Case(double)> make;
+  };
+  std::vector<Row> rows = {
+      {"one hinge (I 0.01576, kv 1), unit step",
+       [](double kp) { return XmlCase(OneHingeXml(kInertia, kp, 1, 0.005), UnitStep); }},
+      {"hinge joint stiffness (damping 1)",
+       [](double k) {
+         return XmlCase(OneHingeSpringXml(kInertia, k, 1, 0.005), [](const mjModel* m, mjData* d) {
+           d->qpos[0] = 1;
+           mj_forward(m, d);
+         });
+       }},
+      {"gear/tendon arm (kv 1)",
+       [](double kp) { return XmlCase(GearTendonArmXml(kp, 1, 0.005), HoldWithVelocity); }},
+      {"7-link chain (kv 1)",
+       [](double kp) { return XmlCase(ChainXml(7, kp, 1, 0.005), HoldWithVelocity); }},
+      {"servo humanoid (kv 0), contact off",
+       [](double kp) { return HumanoidCase(kp, 0, false); }},
+      {"servo humanoid (kv 0), contact on", [](double kp) { return HumanoidCase(kp, 0, true); }},
+      {"finger squeeze (kv 1), contact",
+       [](double kp) { return XmlCase(FingerSqueezeXml(kp, 1, 0.005), ZeroTargets); }},
+      {"quadruped standing (kv 1), contact",
+       [](double kp) { return XmlCase(LeggedXml(kp, 1, 0.005), HoldWithVelocity); }},
+  };
+  out << "## Largest stable gain\n\n"
+         "h = 5 ms, 2 s (400 steps), decade grid 1e0 … 1e12: the largest kp up to which every "
+         "gain of the grid stays stable (no bad-qpos/qvel/qacc warning, finite state). Ours: "
+         "`implicit` with the flag off (stock) and on; 3.14: the three integrators.\n\n"
+         "| model | stock implicit | implicit + flag | 3.14 implicit | 3.14 implicitfast | "
+         "3.14 discrete |\n|---|---|---|---|---|---|\n";
+  for (const Row& row : rows) {
+    Stability s = LargestStable(row.make, steps);
+    out << "| " << row.name << " | " << Kp(s.stock) << " | " << Kp(s.flag) << " | "
+        << Kp(s.implicit) << " | " << Kp(s.implicitfast) << " | " << Kp(s.discrete) << " |\n";
+  }
+  out << "\n";
+}
+
+//---------------------------------------- 3. step-response accuracy ------------------------------
+
+// the continuous PD servo's unit step response from rest: I q'' + kv q' + kp (q - 1) = 0
+double ExactStep(double inertia, double kp, double kv, double t) {
+  double wn = std::sqrt(kp / inertia), zeta = kv / (2 * std::sqrt(kp * inertia));
+  if (zeta < 1) {
+    double wd = wn * std::sqrt(1 - zeta * zeta);
+    return 1 - std::exp(-zeta * wn * t) *
+                   (std::cos(wd * t) + zeta / std::sqrt(1 - zeta * zeta) * std::sin(wd * t));
+  }
+  if (zeta == 1) return 1 - std::exp(-wn * t) * (1 + wn * t);
+  double s = wn * std::sqrt(zeta * zeta - 1), r1 = -zeta * wn + s, r2 = -zeta * wn - s;
+  return 1 + (r2 * std::exp(r1 * t) - r1 * std::exp(r2 * t)) / (r1 - r2);
+}
+
+double Rms(const std::vector<double>& q, double inertia, double kp, double kv, double h) {
+  double sum = 0;
+  for (size_t k = 0; k < q.size(); ++k) {
+    double e = q[k] - ExactStep(inertia, kp, kv, h * (k + 1));
+    sum += e * e;
+  }
+  return std::sqrt(sum / q.size());
+}
+
+void AccuracyTable(std::ostream& out) {
+  const double h = 0.005;
+  out << "## Step-response accuracy (one dof)\n\n"
+         "One hinge, I = 0.01576, kp = I·ω², kv = 2ζ·√(kp·I), unit step from rest, h = 5 ms; "
+         "RMS of q − q_exact over the steps k = 1 … n, n = max(⌈20/(ω h)⌉, 50), q_exact the "
+         "continuous PD response. 'unstable': the scheme diverges there.\n\n"
+         "| hω | ζ | stock implicit | implicit + flag | 3.14 discrete | 3.14 implicit |\n"
+         "|---|---|---|---|---|---|\n";
+  struct Point {
+    double hw, zeta;
+  };
+  std::vector<Point> points;
+  for (double zeta : {0.1, 0.5, 1.0}) {
+    for (double hw : {0.5, 1.0, 2.0, 5.0}) points.push_back({hw, zeta});
+  }
+  Json jobs = Json::array();
+  std::vector<std::vector<double>> ours_off, ours_on;
+  std::vector<double> kps, kvs, inertias;
+  for (const Point& p : points) {
+    double wn = p.hw / h, kp = kInertia * wn * wn, kv = 2 * p.zeta * std::sqrt(kp * kInertia);
+    int n = std::max(static_cast<int>(std::ceil(20 / (wn * h))), 50);
+    Case c = XmlCase(OneHingeXml(kInertia, kp, kv, h), UnitStep);
+    DataPtr d(mj_makeData(c.m.get()));
+    mj_forward(c.m.get(), d.get());
+    inertias.push_back(d->qM[0]);
+    kps.push_back(kp);
+    kvs.push_back(kv);
+    for (bool flag : {false, true}) {
+      std::vector<double> q;
+      if (flag) c.m->opt.enableflags |= mjENBL_IMPLICITPOS;
+      mj_resetData(c.m.get(), d.get());
+      UnitStep(c.m.get(), d.get());
+      for (int k = 0; k < n; ++k) {
+        mj_step(c.m.get(), d.get());
+        q.push_back(d->qpos[0]);
+      }
+      c.m->opt.enableflags &= ~mjENBL_IMPLICITPOS;
+      (flag ? ours_on : ours_off).push_back(q);
+    }
+    for (const char* integrator : {"discrete", "implicit"}) {
+      Json job = PeerJob(c, integrator, n);
+      job["trace"] = {"qpos"};
+      jobs.push_back(job);
+    }
+  }
+  Json results = Run(jobs);
+  auto cell = [](double rms) { return std::isfinite(rms) && rms < 1e3 ? Fmt("%.4f", rms)
+                                                                       : std::string("unstable"); };
+  for (size_t i = 0; i < points.size(); ++i) {
+    double I = inertias[i], kp = kps[i], kv = kvs[i];
+    std::vector<double> peer[2];
+    for (int k = 0; k < 2; ++k) {
+      for (const Json& row : results[2 * i + k]["trace"]["qpos"]) peer[k].push_back(Numbers(row)[0]);
+    }
+    out << "| " << points[i].hw << " | " << points[i].zeta << " | "
+        << cell(Rms(ours_off[i], I, kp, kv, h)) << " | " << cell(Rms(ours_on[i], I, kp, kv, h))
+        << " | " << cell(Rms(peer[0], I, kp, kv, h)) << " | " << cell(Rms(peer[1], I, kp, kv, h))
+        << " |\n";
+  }
+  out << "\n";
+}
+
+//---------------------------------------- 4. what a step reports ---------------------------------
+
+void ReportTable(std::ostream& out) {
+  const double kp = 1e5, kv = 1, h = 0.005;
+  std::string xml = OneHingeXml(kInertia, kp, kv, h);
+  xml.insert(xml.rfind("</mujoco>"),
+             "  <sensor><jointpos joint=\"hinge\"/><jointvel joint=\"hinge\"/>"
+             "<actuatorfrc actuator=\"servo\"/></sensor>\n");
+  xml.replace(xml.find("<general "), 9, "<general name=\"servo\" ");
+  Case c = XmlCase(xml, UnitStep);
+  struct Column {
+    std::string name;
+    double qvel, qacc, qfrc_actuator, actuator_force, sensor[3];
+  };
+  std::vector<Column> cols;
+  for (bool flag : {false, true}) {
+    DataPtr d(mj_makeData(c.m.get()));
+    if (flag) c.m->opt.enableflags |= mjENBL_IMPLICITPOS;
+    UnitStep(c.m.get(), d.get());
+    mj_step(c.m.get(), d.get());
+    c.m->opt.enableflags &= ~mjENBL_IMPLICITPOS;
+    cols.push_back({flag ? "ours: implicit + flag" : "ours: implicit (stock)", d->qvel[0],
+                    d->qacc[0], d->qfrc_actuator[0], d->actuator_force[0],
+                    {d->sensordata[0], d->sensordata[1], d->sensordata[2]}});
+  }
+  Json jobs = Json::array();
+  for (const char* integrator : {"implicit", "discrete"}) {
+    Json job = PeerJob(c, integrator, 1);
+    job["report"] = {"qvel", "qacc", "qfrc_actuator", "actuator_force", "sensordata"};
+    jobs.push_back(job);
+  }
+  Json results = Run(jobs);
+  for (int k = 0; k < 2; ++k) {
+    const Json& r = results[k]["report"];
+    std::vector<double> s = Numbers(r["sensordata"]);
+    cols.push_back({k ? "3.14 discrete" : "3.14 implicit", Numbers(r["qvel"])[0],
+                    Numbers(r["qacc"])[0], Numbers(r["qfrc_actuator"])[0],
+                    Numbers(r["actuator_force"])[0], {s[0], s[1], s[2]}});
+  }
+  out << "## What one step reports\n\n"
+         "One hinge servo above the stock cap (I 0.01576, kp 1e5, kv 1, h 5 ms), unit step "
+         "from rest, after one `mj_step`. `(v⁺ − v)/h` is the acceleration the step applied. "
+         "Sensors are evaluated in the step's `mj_forward`, before the update, on both sides.\n\n"
+         "| | ";
+  for (const Column& col : cols) out << col.name << " | ";
+  out << "\n|---|";
+  for (size_t i = 0; i < cols.size(); ++i) out << "---|";
+  out << "\n";
+  auto row = [&](const std::string& name, std::function<double(const Column&)> get) {
+    out << "| " << name << " | ";
+    for (const Column& col : cols) out << Fmt("%.6g", get(col)) << " | ";
+    out << "\n";
+  };
+  row("qvel after", [](const Column& c) { return c.qvel; });
+  row("(v⁺ − v)/h", [&](const Column& c) { return c.qvel / h; });
+  row("qacc", [](const Column& c) { return c.qacc; });
+  row("qfrc_actuator", [](const Column& c) { return c.qfrc_actuator; });
+  row("actuator_force", [](const Column& c) { return c.actuator_force; });
+  row("sensor jointpos", [](const Column& c) { return c.sensor[0]; });
+  row("sensor jointvel", [](const Column& c) { return c.sensor[1]; });
+  row("sensor actuatorfrc", [](const Column& c) { return c.sensor[2]; });
+  out << "\n";
+}
+
+//---------------------------------------- 5. cost ------------------------------------------------
+
+double Median(std::vector<double> x) {
+  std::sort(x.begin(), x.end());
+  size_t n = x.size();
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+void CostTable(std::ostream& out, int repetitions) {
+  const int steps = 500;
+  struct Row {
+    std::string name;
+    std::function<Case()> make;
+  };
+  std::vector<Row> rows = {
+      {"humanoid (motors, as shipped)",
+       [] {
+         Case c = XmlCase(ReadFile(kHumanoid), [](const mjModel* m, mjData* d) {
+           mj_forward(m, d);
+         });
+         c.m->opt.integrator = mjINT_IMPLICIT;
+         return c;
+       }},
+      {"servo humanoid (kp 1e3, kv 1)", [] { return HumanoidCase(1e3, 1, true); }},
+  };
+  out << "## Cost\n\n"
+         "Wall clock of " << steps << " steps from the same state, " << repetitions
+      << " interleaved repetitions, median of the per-repetition ratios (min … max). 3.14: "
+         "inside the one WebAssembly build under Node.js; ours: native, in one process. Wall "
+         "clock on a shared machine scatters by ±30 %: for ours the instruction counts of the "
+         "main job's cost table decide.\n\n"
+         "| model | 3.14 discrete / implicitfast | 3.14 discrete / implicit | ours flag on / off |\n"
+         "|---|---|---|---|\n";
+  for (const Row& row : rows) {
+    Case c = row.make();
+    Json jobs = Json::array();
+    std::vector<std::string> integrators = {"discrete", "implicitfast", "implicit"};
+    for (int r = 0; r <= repetitions; ++r) {  // the first is a warm-up, not counted
+      for (const std::string& integrator : integrators) {
+        Json job = PeerJob(c, integrator, steps);
+        job["timed"] = true;
+        jobs.push_back(job);
+      }
+    }
+    Json results = Run(jobs);
+    std::vector<double> fast, impl, ours;
+    for (int r = 0; r < repetitions; ++r) {
+      double t[3];
+      for (int i = 0; i < 3; ++i) t[i] = results[3 * (r + 1) + i]["seconds"].get<double>();
+      fast.push_back(t[0] / t[1]);
+      impl.push_back(t[0] / t[2]);
+    }
+    DataPtr d(mj_makeData(c.m.get()));
+    for (int r = 0; r < repetitions; ++r) {
+      double t[2];
+      for (int flag = 0; flag < 2; ++flag) {
+        if (flag) c.m->opt.enableflags |= mjENBL_IMPLICITPOS;
+        mj_resetData(c.m.get(), d.get());
+        c.start(c.m.get(), d.get());
+        auto t0 = std::chrono::steady_clock::now();
+        for (int k = 0; k < steps; ++k) mj_step(c.m.get(), d.get());
+        t[flag] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        c.m->opt.enableflags &= ~mjENBL_IMPLICITPOS;
+      }
+      ours.push_back(t[1] / t[0]);
+    }
+    auto cell = [](const std::vector<double>& x) {
+      return Fmt("%.3f", Median(x)) + " (" + Fmt("%.2f", *std::min_element(x.begin(), x.end())) +
+             " … " + Fmt("%.2f", *std::max_element(x.begin(), x.end())) + ")";
+    };
+    out << "| " << row.name << " | " << cell(fast) << " | " << cell(impl) << " | " << cell(ours)
+        << " |\n";
+  }
+  out << "\n";
+}
+
+//---------------------------------------- 6. contact ---------------------------------------------
+
+// over the last second of 3 s at 5 ms: mean penetration and the std of the summed touch force
+struct ContactStats {
+  bool stable = false;
+  double penetration = 0, force = 0, ripple = 0;
+};
+
+ContactStats Stats(bool stable, const std::vector<double>& mindist,
+                   const std::vector<double>& force) {
+  ContactStats s;
+  s.stable = stable;
+  if (!stable || force.empty()) return s;
+  double sum = 0, sum2 = 0, pen = 0;
+  for (size_t k = 0; k < force.size(); ++k) {
+    sum += force[k];
+    sum2 += force[k] * force[k];
+    pen += -mindist[k];
+  }
+  double n = force.size();
+  s.force = sum / n;
+  s.ripple = std::sqrt(std::max(0.0, sum2 / n - s.force * s.force));
+  s.penetration = pen / n;
+  return s;
+}
+
+void ContactTable(std::ostream& out) {
+  const int steps = 600, window = 200;
+  struct Row {
+    std::string name;
+    std::function<Case(double)> make;
+    std::vector<double> gains;
+  };
+  std::vector<Row> rows = {
+      {"servo humanoid (kv 0)", [](double kp) { return HumanoidCase(kp, 0, true); },
+       {1e2, 1e4, 1e6}},
+      {"finger squeeze (kv 1)",
+       [](double kp) { return XmlCase(FingerSqueezeXml(kp, 1, 0.005), ZeroTargets); },
+       {1e3, 1e5, 1e7}},
+      {"quadruped standing (kv 1)",
+       [](double kp) { return XmlCase(LeggedXml(kp, 1, 0.005), HoldWithVelocity); },
+       {1e2, 1e4, 1e6}},
+  };
+  out << "## Contact\n\n"
+         "h = 5 ms, 3 s from the hold pose; over the last second: mean penetration (−min "
+         "contact distance), mean summed touch-sensor force (fingers, feet; the humanoid has "
+         "none: only penetration) and its standard deviation (ripple).\n\n"
+         "| model | kp | flag: penetration [mm] | flag: force [N] | flag: ripple [N] | "
+         "discrete: penetration [mm] | discrete: force [N] | discrete: ripple [N] |\n"
+         "|---|---|---|---|---|---|---|---|\n";
+  for (const Row& row : rows) {
+    Json jobs = Json::array();
+    std::vector<ContactStats> ours;
+    for (double kp : row.gains) {
+      Case c = row.make(kp);
+      mjModel* m = c.m.get();
+      m->opt.enableflags |= mjENBL_IMPLICITPOS;
+      DataPtr d(mj_makeData(m));
+      c.start(m, d.get());
+      std::vector<double> mindist, force;
+      bool stable = true;
+      for (int k = 0; k < steps && stable; ++k) {
+        stable = StepStable(m, d.get(), 1);
+        if (k < steps - window) continue;
+        double dist = 0, f = 0;
+        for (int i = 0; i < d->ncon; ++i) dist = std::min(dist, d->contact[i].dist);
+        for (int i = 0; i < m->nsensordata; ++i) f += d->sensordata[i];
+        mindist.push_back(dist);
+        force.push_back(f);
+      }
+      ours.push_back(Stats(stable, mindist, force));
+      m->opt.enableflags &= ~mjENBL_IMPLICITPOS;
+      Json job = PeerJob(c, "discrete", steps);
+      job["trace"] = {"mindist", "sensordata"};
+      jobs.push_back(job);
+    }
+    Json results = Run(jobs);
+    for (size_t g = 0; g < row.gains.size(); ++g) {
+      const Json& r = results[g];
+      std::vector<double> mindist, force;
+      bool stable = !r.contains("error") && r["stable"].get<bool>();
+      if (stable) {
+        const Json& md = r["trace"]["mindist"];
+        const Json& sd = r["trace"]["sensordata"];
+        for (int k = steps - window; k < steps; ++k) {
+          mindist.push_back(md[k].get<double>());
+          std::vector<double> s = Numbers(sd[k]);
+          force.push_back(std::accumulate(s.begin(), s.end(), 0.0));
+        }
+      }
+      ContactStats peer = Stats(stable, mindist, force);
+      auto cells = [](const ContactStats& s) {
+        if (!s.stable) return std::string("unstable | | ");
+        return Fmt("%.3f", 1e3 * s.penetration) + " | " + Fmt("%.4g", s.force) + " | " +
+               Fmt("%.3g", s.ripple);
+      };
+      out << "| " << row.name << " | " << Sci(row.gains[g]) << " | " << cells(ours[g]) << " | "
+          << cells(peer) << " |\n";
+    }
+  }
+  out << "\n";
+}
+
+}  // namespace
+}  // namespace mjpos::peer
+
+int main(int argc, char** argv) {
+  std::string out_path;
+  int repetitions = 15;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strncmp(argv[i], "--out=", 6)) {
+      out_path = argv[i] + 6;
+    } else if (!std::strncmp(argv[i], "--repetitions=", 14)) {
+      repetitions = std::max(1, std::atoi(argv[i] + 14));
+    } else {
+      std::cerr << "usage: " << argv[0] << " [--out=FILE] [--repetitions=N]\n";
+      return 2;
+    }
+  }
+  using namespace mjpos::peer;  // NOLINT
+  std::ostringstream md;
+  md << "# Side by side: MuJoCo 2.2.2 + mjENBL_IMPLICITPOS and MuJoCo " << Version()
+     << " (official build)\n\n";
+  Conformance(md);
+  LargestStableTable(md);
+  AccuracyTable(md);
+  ReportTable(md);
+  CostTable(md, repetitions);
+  ContactTable(md);
+  std::cout << md.str();
+  if (!out_path.empty()) std::ofstream(out_path) << md.str();
+  return 0;
+}
