@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,93 +69,42 @@ bool BitIdentical(const std::vector<mjtNum>& a, const std::vector<mjtNum>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(mjtNum)) == 0;
 }
 
+// a configuration of test/models.h and the classifier's expected verdict on its actuator 0
 struct ScopeCase {
-  std::string name;
-  std::string body;       // inside <worldbody>
-  std::string elements;   // after </worldbody>: tendon, actuator
-  int scope;              // expected mjd_actuatorPosScope of actuator 0
-  bool changes;           // whether the flag may change the trajectory
+  ScopeConfiguration config;
+  int scope;  // expected mjd_actuatorPosScope of actuator 0; -1: no actuator
 };
 
-std::string Model(const ScopeCase& c) {
-  return "<mujoco>\n  <option integrator=\"implicit\" timestep=\"0.005\">"
-         "<flag contact=\"disable\"/></option>\n  <worldbody>\n" + c.body +
-         "  </worldbody>\n" + c.elements + "</mujoco>\n";
-}
-
-const char kHinge[] =
-    "    <body><joint name=\"a\" axis=\"0 1 0\" armature=\"0.01\"/>"
-    "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/>"
-    "<site name=\"s\" pos=\".2 0 0\"/>"
-    "      <body pos=\".2 0 0\"><joint name=\"b\" axis=\"0 1 0\" armature=\"0.01\"/>"
-    "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/>"
-    "<site name=\"s2\" pos=\".2 0 0\"/></body></body>\n"
-    "    <body pos=\"0 .5 0\"><joint name=\"c\" axis=\"0 1 0\" armature=\"0.01\"/>"
-    "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/></body>\n"
-    "    <site name=\"w\" pos=\"0 0 .3\"/>\n";
-
 std::vector<ScopeCase> Cases() {
-  const std::string servo = "gainprm=\"2e4\" biastype=\"affine\" biasprm=\"0 -2e4 -1\"";
-  return {
-      {"joint_servo", kHinge, "<actuator><general joint=\"a\" " + servo + "/></actuator>",
-       mjPOSSCOPE_RESTORING, true},
-      {"fixed_tendon_chain", kHinge,
-       "<tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"b\" coef=\"1\"/>"
-       "</fixed></tendon><actuator><general tendon=\"t\" " + servo + "/></actuator>",
-       mjPOSSCOPE_RESTORING, true},
-      {"fixed_tendon_branches", kHinge,
-       "<tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"c\" coef=\"1\"/>"
-       "</fixed></tendon><actuator><general tendon=\"t\" " + servo + "/></actuator>",
-       mjPOSSCOPE_BRANCH, false},
-      {"spatial_tendon", kHinge,
-       "<tendon><spatial name=\"t\"><site site=\"w\"/><site site=\"s2\"/></spatial></tendon>"
-       "<actuator><general tendon=\"t\" " + servo + "/></actuator>",
-       mjPOSSCOPE_TRANSMISSION, false},
-      {"site_transmission", kHinge,
-       "<actuator><general site=\"s\" gear=\"0 0 1 0 0 0\" " + servo + "/></actuator>",
-       mjPOSSCOPE_TRANSMISSION, false},
-      {"body_transmission",
-       std::string(kHinge) + "    <body pos=\"0 0 -1\"><geom type=\"box\" size=\".1 .1 .1\"/>"
-                             "</body>\n",
-       "<actuator><adhesion body=\"world\" ctrlrange=\"0 1\" gain=\"5\"/></actuator>",
-       mjPOSSCOPE_TRANSMISSION, false},
-      {"ball_joint",
-       "    <body><joint name=\"ball\" type=\"ball\" armature=\"0.01\"/>"
-       "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/></body>\n",
-       "<actuator><general joint=\"ball\" gear=\"0 1 0 0 0 0\" " + servo + "/></actuator>",
-       mjPOSSCOPE_TRANSMISSION, false},
-      {"free_joint",
-       "    <body><freejoint name=\"free\"/><geom type=\"box\" size=\".1 .1 .1\"/></body>\n",
-       "<actuator><general joint=\"free\" gear=\"0 0 1 0 0 0\" " + servo + "/></actuator>",
-       mjPOSSCOPE_TRANSMISSION, false},
-      {"muscle", kHinge,
-       "<actuator><muscle joint=\"a\" lengthrange=\"-1 1\"/></actuator>",
-       mjPOSSCOPE_GAINBIAS, false},
-      {"clamped_forcerange", kHinge,
-       "<actuator><general joint=\"a\" forcelimited=\"true\" forcerange=\"-1e-3 1e-3\" " +
-           servo + "/></actuator>",
-       mjPOSSCOPE_CLAMPED, false},
-      {"non_restoring", kHinge,
-       "<actuator><general joint=\"a\" gainprm=\"0\" biastype=\"affine\" biasprm=\"0 50 -1\"/>"
-       "</actuator>",
-       mjPOSSCOPE_NONRESTORING, false},
-      {"motor", kHinge, "<actuator><motor joint=\"a\"/></actuator>", mjPOSSCOPE_ZERO, false},
-      {"ball_joint_stiffness",
-       "    <body><joint name=\"ball\" type=\"ball\" stiffness=\"1e3\" armature=\"0.01\"/>"
-       "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/></body>\n",
-       "", -1, false},
-      {"hinge_stiffness",
-       "    <body><joint name=\"h\" axis=\"0 1 0\" stiffness=\"1e3\" armature=\"0.01\"/>"
-       "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/></body>\n",
-       "", -1, true},
+  const std::map<std::string, int> scope = {
+      {"joint_servo", mjPOSSCOPE_RESTORING},
+      {"fixed_tendon_chain", mjPOSSCOPE_RESTORING},
+      {"fixed_tendon_branches", mjPOSSCOPE_BRANCH},
+      {"spatial_tendon", mjPOSSCOPE_TRANSMISSION},
+      {"site_transmission", mjPOSSCOPE_TRANSMISSION},
+      {"body_transmission", mjPOSSCOPE_TRANSMISSION},
+      {"ball_joint", mjPOSSCOPE_TRANSMISSION},
+      {"free_joint", mjPOSSCOPE_TRANSMISSION},
+      {"muscle", mjPOSSCOPE_GAINBIAS},
+      {"clamped_forcerange", mjPOSSCOPE_CLAMPED},
+      {"non_restoring", mjPOSSCOPE_NONRESTORING},
+      {"motor", mjPOSSCOPE_ZERO},
+      {"ball_joint_stiffness", -1},
+      {"hinge_stiffness", -1},
   };
+  std::vector<ScopeCase> cases;
+  for (ScopeConfiguration& c : ScopeConfigurations(2e4, 1e3)) {
+    int expected = scope.at(c.name);
+    cases.push_back({std::move(c), expected});
+  }
+  return cases;
 }
 
 class ScopeTest : public ::testing::TestWithParam<ScopeCase> {};
 
 TEST_P(ScopeTest, ExcludedIsBitIdenticalIncludedIsNot) {
   const ScopeCase& c = GetParam();
-  mjModel* m = LoadXml(Model(c));
+  mjModel* m = LoadXml(c.config.xml);
   ASSERT_NE(m, nullptr);
 
   // the classifier's verdict on actuator 0, after the forward pass of the first step
@@ -163,28 +113,28 @@ TEST_P(ScopeTest, ExcludedIsBitIdenticalIncludedIsNot) {
     mjData* d = mj_makeData(m);
     for (int i = 0; i < m->nv; ++i) d->qvel[i] = 0.5 * std::sin(1.0 + i);
     for (int i = 0; i < m->nq && m->jnt_type[0] == mjJNT_HINGE; ++i) d->qpos[i] = 0.3;
-    if (c.name == "clamped_forcerange") d->ctrl[0] = 1;
+    if (c.config.name == "clamped_forcerange") d->ctrl[0] = 1;
     mj_forward(m, d);
-    EXPECT_EQ(mjd_actuatorPosScope(m, d, 0, nullptr), c.scope) << c.name;
+    EXPECT_EQ(mjd_actuatorPosScope(m, d, 0, nullptr), c.scope) << c.config.name;
     mj_deleteData(d);
   }
 
   // trajectories: excluded configurations identical to flag off, included ones not
   std::vector<mjtNum> off = Trajectory(m, false, 300), on = Trajectory(m, true, 300);
-  EXPECT_EQ(BitIdentical(off, on), !c.changes) << c.name;
-  for (mjtNum x : on) EXPECT_TRUE(std::isfinite(x)) << c.name;
+  EXPECT_EQ(BitIdentical(off, on), !c.config.changes) << c.config.name;
+  for (mjtNum x : on) EXPECT_TRUE(std::isfinite(x)) << c.config.name;
   mj_deleteModel(m);
 }
 
 INSTANTIATE_TEST_SUITE_P(Configurations, ScopeTest, ::testing::ValuesIn(Cases()),
                          [](const ::testing::TestParamInfo<ScopeCase>& info) {
-                           return info.param.name;
+                           return info.param.config.name;
                          });
 
 // Euler and RK4 ignore the flag: every shipped model and every scope case, bit for bit
 TEST(ImplicitPosIntegrators, EulerAndRk4IgnoreFlag) {
   std::vector<std::string> xmls;
-  for (const ScopeCase& c : Cases()) xmls.push_back(Model(c));
+  for (const ScopeCase& c : Cases()) xmls.push_back(c.config.xml);
   xmls.push_back(ChainXml(5, 1e5, 1, 0.005));
   int checked = 0;
   for (const std::string& xml : xmls) {

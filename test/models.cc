@@ -219,6 +219,83 @@ std::string LeggedXml(double kp, double kv, double h, const std::string& integra
   return out;
 }
 
+namespace {
+
+// two hinges on one chain (a, b) and one on another branch (c), sites for the transmissions
+const char kHinge[] =
+    "    <body><joint name=\"a\" axis=\"0 1 0\" armature=\"0.01\"/>"
+    "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/>"
+    "<site name=\"s\" pos=\".2 0 0\"/>"
+    "      <body pos=\".2 0 0\"><joint name=\"b\" axis=\"0 1 0\" armature=\"0.01\"/>"
+    "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/>"
+    "<site name=\"s2\" pos=\".2 0 0\"/></body></body>\n"
+    "    <body pos=\"0 .5 0\"><joint name=\"c\" axis=\"0 1 0\" armature=\"0.01\"/>"
+    "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/></body>\n"
+    "    <site name=\"w\" pos=\"0 0 .3\"/>\n";
+
+}  // namespace
+
+std::vector<ScopeConfiguration> ScopeConfigurations(double gain, double stiffness) {
+  const std::string servo = "gainprm=\"" + Num(gain) + "\" biastype=\"affine\" biasprm=\"0 " +
+                            Num(-gain) + " -1\"";
+  const std::string spring = "stiffness=\"" + Num(stiffness) + "\"";
+  struct Part {
+    std::string name, body, elements;
+    bool changes;
+  };
+  const std::vector<Part> parts = {
+      {"joint_servo", kHinge, "<actuator><general joint=\"a\" " + servo + "/></actuator>", true},
+      {"fixed_tendon_chain", kHinge,
+       "<tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"b\" coef=\"1\"/>"
+       "</fixed></tendon><actuator><general tendon=\"t\" " + servo + "/></actuator>", true},
+      {"fixed_tendon_branches", kHinge,
+       "<tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"c\" coef=\"1\"/>"
+       "</fixed></tendon><actuator><general tendon=\"t\" " + servo + "/></actuator>", false},
+      {"spatial_tendon", kHinge,
+       "<tendon><spatial name=\"t\"><site site=\"w\"/><site site=\"s2\"/></spatial></tendon>"
+       "<actuator><general tendon=\"t\" " + servo + "/></actuator>", false},
+      {"site_transmission", kHinge,
+       "<actuator><general site=\"s\" gear=\"0 0 1 0 0 0\" " + servo + "/></actuator>", false},
+      {"body_transmission",
+       std::string(kHinge) + "    <body pos=\"0 0 -1\"><geom type=\"box\" size=\".1 .1 .1\"/>"
+                             "</body>\n",
+       "<actuator><adhesion body=\"world\" ctrlrange=\"0 1\" gain=\"5\"/></actuator>", false},
+      {"ball_joint",
+       "    <body><joint name=\"ball\" type=\"ball\" armature=\"0.01\"/>"
+       "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/></body>\n",
+       "<actuator><general joint=\"ball\" gear=\"0 1 0 0 0 0\" " + servo + "/></actuator>", false},
+      {"free_joint",
+       "    <body><freejoint name=\"free\"/><geom type=\"box\" size=\".1 .1 .1\"/></body>\n",
+       "<actuator><general joint=\"free\" gear=\"0 0 1 0 0 0\" " + servo + "/></actuator>", false},
+      {"muscle", kHinge,
+       "<actuator><muscle joint=\"a\" lengthrange=\"-1 1\"/></actuator>", false},
+      {"clamped_forcerange", kHinge,
+       "<actuator><general joint=\"a\" forcelimited=\"true\" forcerange=\"-1e-3 1e-3\" " +
+           servo + "/></actuator>", false},
+      {"non_restoring", kHinge,
+       "<actuator><general joint=\"a\" gainprm=\"0\" biastype=\"affine\" biasprm=\"0 50 -1\"/>"
+       "</actuator>", false},
+      {"motor", kHinge, "<actuator><motor joint=\"a\"/></actuator>", false},
+      {"ball_joint_stiffness",
+       "    <body><joint name=\"ball\" type=\"ball\" " + spring + " armature=\"0.01\"/>"
+       "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/></body>\n",
+       "", false},
+      {"hinge_stiffness",
+       "    <body><joint name=\"h\" axis=\"0 1 0\" " + spring + " armature=\"0.01\"/>"
+       "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/></body>\n",
+       "", true},
+  };
+  std::vector<ScopeConfiguration> out;
+  for (const Part& p : parts) {
+    out.push_back({p.name,
+                   "<mujoco>\n  <option integrator=\"implicit\" timestep=\"0.005\">"
+                   "<flag contact=\"disable\"/></option>\n  <worldbody>\n" + p.body +
+                       "  </worldbody>\n" + p.elements + "</mujoco>\n",
+                   p.changes});
+  }
+  return out;
+}
+
 void MakeServos(mjModel* m, double kp, double kv) {
   for (int i = 0; i < m->nu; ++i) {
     mjtNum* gainprm = m->actuator_gainprm + mjNGAIN * i;

@@ -20,6 +20,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <mujoco/mujoco.h>
 
@@ -70,6 +71,19 @@ std::string FingerSqueezeXml(double kp, double kv, double h,
 // A 2.2 kg quadruped (free torso, hip and knee hinges per leg) standing on its servos, which
 // hold the bent-knee pose it is drawn in (ctrl = 0); it starts with its feet on the floor.
 std::string LeggedXml(double kp, double kv, double h, const std::string& integrator = "implicit");
+
+// The scope test's configurations, one force class or transmission each: a servo of gain `gain`
+// (kv 1) on a joint, fixed tendons on one chain and across branches, a spatial tendon, a site, a
+// body (adhesion), ball and free joints, a muscle, a clamped forcerange, a non-restoring slope, a
+// motor, and joint stiffness `stiffness` on a ball joint and on a hinge. changes: whether
+// mjENBL_IMPLICITPOS may change the trajectory (in scope); the rules are those of
+// mjd_actuatorPosScope.
+struct ScopeConfiguration {
+  std::string name;
+  std::string xml;
+  bool changes;
+};
+std::vector<ScopeConfiguration> ScopeConfigurations(double gain, double stiffness);
 
 // Replaces every actuator of m by a position servo on the same transmission and gear: gain
 // type fixed with gain kp, affine bias [0, -kp, -kv], no control or force limits.
