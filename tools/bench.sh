@@ -11,6 +11,9 @@
 #   e.g. --repetitions=20, --zeta=0.5, --benchmark_min_time=0.5 (see benchmark/mjpos_bench.cc).
 #   Environment: CMAKE_ARGS (extra arguments for a new configure), JOBS (default: nproc),
 #   SKIP_SETUP=1 (skip tools/setup.sh on a machine that is already set up).
+#   4. runs the side-by-side table against upstream's official 3.14 build (peer/): conformance,
+#      largest stable gains, accuracy, what a step reports, scope, cost, contact; writes
+#      <build>/peer-results.md.
 # About 5 to 10 minutes on 2 cores from scratch, most of it building libmujoco.
 set -euo pipefail
 
@@ -36,6 +39,9 @@ else
   # shellcheck disable=SC2086
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} >/dev/null
 fi
-cmake --build "$build" -j "$jobs" --target mjpos_bench
+cmake --build "$build" -j "$jobs" --target mjpos_bench mjpos_peer_table
 
 "$build/bin/mjpos_bench" --benchmark_min_time=0.2 --out="$build/benchmark-results.md" "$@"
+
+# 4. side by side with upstream's 3.14 build (peer/, doc/peer.md): to the terminal and a file
+"$build/bin/mjpos_peer_table" --out="$build/peer-results.md"
