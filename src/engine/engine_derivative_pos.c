@@ -40,37 +40,31 @@ static int isAncestor(const mjModel* m, int a, int b) {
 
 
 
-// 1 if all joints of fixed tendon t are hinges or slides on one kinematic chain
-static int isChainTendon(const mjModel* m, int t) {
+// scope of fixed tendon t: its joints are hinges or slides, each listed once, on one kinematic
+// chain (so that moment'*moment has the sparsity of M). A joint listed twice is out of scope:
+// the length sums its coefficients, but the moment (mj_tendon) keeps the last one, so the force
+// is not the gradient of a potential and K would not be its derivative.
+static int fixedTendonScope(const mjModel* m, int t) {
   int adr = m->tendon_adr[t], num = m->tendon_num[t];
   for (int a=adr; a<adr+num; a++) {
     int ja = m->wrap_objid[a];
     if (m->wrap_type[a]!=mjWRAP_JOINT || !isScalar(m, ja)) {
-      return 0;
+      return mjPOSSCOPE_TRANSMISSION;
     }
 
-    // every pair of dofs must be ancestor and descendant
+    // every pair of dofs must be distinct, ancestor and descendant
     int da = m->jnt_dofadr[ja];
     for (int b=adr; b<a; b++) {
       int db = m->jnt_dofadr[m->wrap_objid[b]];
+      if (db==da) {
+        return mjPOSSCOPE_TRANSMISSION;
+      }
       if (!isAncestor(m, mjMIN(da, db), mjMAX(da, db))) {
-        return 0;
+        return mjPOSSCOPE_BRANCH;
       }
     }
   }
-  return 1;
-}
-
-
-
-// 1 if wrap a of fixed tendon t is the first wrap of that tendon on its joint
-static int isFirstWrap(const mjModel* m, int t, int a) {
-  for (int b=m->tendon_adr[t]; b<a; b++) {
-    if (m->wrap_objid[b]==m->wrap_objid[a]) {
-      return 0;
-    }
-  }
-  return 1;
+  return mjPOSSCOPE_RESTORING;
 }
 
 
@@ -174,8 +168,9 @@ int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope
     if (m->tendon_num[id]==0 || m->wrap_type[m->tendon_adr[id]]!=mjWRAP_JOINT) {
       return mjPOSSCOPE_TRANSMISSION;
     }
-    if (!isChainTendon(m, id)) {
-      return mjPOSSCOPE_BRANCH;
+    int scope = fixedTendonScope(m, id);
+    if (scope!=mjPOSSCOPE_RESTORING) {
+      return scope;
     }
     break;
 
@@ -243,21 +238,16 @@ void mjd_implicitPos(const mjModel* m, const mjData* d,
       continue;
     }
 
-    // fixed tendon: moment velocity, over the tendon's distinct joints
+    // fixed tendon: moment velocity, over the tendon's joints (each listed once, in scope)
     int adr = m->tendon_adr[id], num = m->tendon_num[id];
     mjtNum mv = 0;
     for (int a=adr; a<adr+num; a++) {
-      if (isFirstWrap(m, id, a)) {
-        int da = m->jnt_dofadr[m->wrap_objid[a]];
-        mv += moment[da] * qvel[da];
-      }
+      int da = m->jnt_dofadr[m->wrap_objid[a]];
+      mv += moment[da] * qvel[da];
     }
 
     // fixed tendon: dense block on the chain's dofs, all within the D pattern
     for (int a=adr; a<adr+num; a++) {
-      if (!isFirstWrap(m, id, a)) {
-        continue;
-      }
       int da = m->jnt_dofadr[m->wrap_objid[a]];
       mjtNum km = -slope * moment[da];
       if (vec) {
@@ -265,10 +255,8 @@ void mjd_implicitPos(const mjModel* m, const mjData* d,
       }
       if (matD) {
         for (int b=adr; b<adr+num; b++) {
-          if (isFirstWrap(m, id, b)) {
-            int db = m->jnt_dofadr[m->wrap_objid[b]];
-            addD(d, matD, da, db, sclK * (km * moment[db]));
-          }
+          int db = m->jnt_dofadr[m->wrap_objid[b]];
+          addD(d, matD, da, db, sclK * (km * moment[db]));
         }
       }
     }

@@ -26,8 +26,9 @@ extern "C" {
 // Position stiffness used by mjENBL_IMPLICITPOS: K = -d (qfrc_actuator + qfrc_passive) / d qpos,
 // restricted to the forces whose derivative is exact and restoring: hinge/slide joint stiffness,
 // and affine gain/bias actuators on hinge/slide joints or on fixed tendons along one kinematic
-// chain, not clamped by their force range. K is symmetric, positive semidefinite and has the
-// sparsity of d->D_* (the pattern of qM), which must be set (mj_makeMSparse).
+// chain (each joint listed once), not clamped by their force range. K is symmetric, positive
+// semidefinite and has the sparsity of d->D_* (the pattern of qM), which must be set
+// (mj_makeMSparse).
 // Adds sclK * K to the D-sparse matrix matD and sclKv * K * qvel to vec; either may be NULL.
 MJAPI void mjd_implicitPos(const mjModel* m, const mjData* d,
                            mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv);
@@ -39,7 +40,8 @@ typedef enum mjtPosScope_ {
   mjPOSSCOPE_NONRESTORING,        // in scope, slope positive or not finite: left explicit
   mjPOSSCOPE_CLAMPED,             // force on its forcerange clamp: left explicit
   mjPOSSCOPE_GAINBIAS,            // muscle or user gain/bias: left explicit
-  mjPOSSCOPE_TRANSMISSION,        // ball/free joint, spatial tendon, site, body, slider-crank
+  mjPOSSCOPE_TRANSMISSION,        // ball/free joint, spatial tendon, fixed tendon listing a
+                                  // joint twice, site, body, slider-crank
   mjPOSSCOPE_BRANCH,              // fixed tendon whose joints are not on one kinematic chain
   mjPOSSCOPE_DISABLED             // actuation disabled
 } mjtPosScope;

@@ -207,7 +207,8 @@ const char* ExcludedWhy(int scope, const ServoRow& row) {
     case mjPOSSCOPE_CLAMPED: return "force on its forcerange clamp";
     case mjPOSSCOPE_GAINBIAS: return "muscle or user gain/bias";
     case mjPOSSCOPE_TRANSMISSION:
-      return row.spring ? "ball/free joint spring" : "transmission not a hinge/slide or fixed tendon";
+      return row.spring ? "ball/free joint spring"
+                        : "transmission not a hinge/slide or a fixed tendon listing each joint once";
     case mjPOSSCOPE_BRANCH: return "fixed tendon not on one kinematic chain";
     case mjPOSSCOPE_DISABLED: return row.spring ? "passive forces disabled" : "actuation disabled";
   }

@@ -1,0 +1,211 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// K assembled by mjd_implicitPos against a central finite difference of the forces it claims to
+// linearise: K = -d(qfrc_actuator + qfrc_passive)/dqpos, for in-scope terms only. No reference
+// here knows how K is built (no kp*m'm): the forces are the engine's own, so the affine-gain
+// part of the slope, gears, repeated tendon joints and joint stiffness are all checked.
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <mujoco/mujoco.h>
+#include "engine/engine_derivative_pos.h"
+#include "engine/engine_support.h"
+#include "test/models.h"
+
+namespace mjpos {
+namespace {
+
+// three hinges on one chain (a, b, c) and a slide (s) on its own body; stiffness on b and s
+std::string Model(const std::string& actuators, const std::string& tendons = "") {
+  return "<mujoco>\n"
+         "  <option integrator=\"implicit\" timestep=\"0.005\" gravity=\"0 0 -9.81\">"
+         "<flag contact=\"disable\"/></option>\n"
+         "  <default><joint armature=\"0.01\" damping=\"0.2\"/>"
+         "<geom type=\"capsule\" size=\".02\" fromto=\"0 0 0 .2 0 0\"/></default>\n"
+         "  <worldbody>\n"
+         "    <body><joint name=\"a\" axis=\"0 1 0\"/><geom/>\n"
+         "      <body pos=\".2 0 0\"><joint name=\"b\" axis=\"0 0 1\" stiffness=\"40\"/><geom/>\n"
+         "        <body pos=\".2 0 0\"><joint name=\"c\" axis=\"0 1 0\"/><geom/></body>\n"
+         "      </body>\n"
+         "    </body>\n"
+         "    <body pos=\"0 1 0\"><joint name=\"s\" type=\"slide\" axis=\"1 0 0\" stiffness=\"25\""
+         " springref=\"0.1\"/><geom/></body>\n"
+         "  </worldbody>\n" + tendons +
+         "  <actuator>\n" + actuators + "  </actuator>\n"
+         "</mujoco>\n";
+}
+
+// affine gain (g0 + g1*length)*input and affine bias b1*length + b2*velocity
+std::string Affine(const std::string& target, double g0, double g1, double b1,
+                   const std::string& extra = "") {
+  char buf[256];
+  std::snprintf(buf, sizeof(buf),
+                "    <general %s gaintype=\"affine\" gainprm=\"%.17g %.17g 0\" "
+                "biastype=\"affine\" biasprm=\"0 %.17g -0.5\" %s/>\n",
+                target.c_str(), g0, g1, b1, extra.c_str());
+  return buf;
+}
+
+// -d(qfrc_actuator + qfrc_passive)/dqpos by central differences; the in-scope forces are affine
+// in the joint positions, so the step size only sets the rounding error
+std::vector<double> FiniteDifferenceK(const mjModel* m, const mjData* start) {
+  int nv = m->nv;
+  const double eps = 1e-4;
+  std::vector<double> k(nv * nv);
+  DataPtr d(mj_makeData(m));
+  std::vector<mjtNum> dir(nv), plus(nv);
+  for (int j = 0; j < nv; ++j) {
+    for (int s : {1, -1}) {
+      mj_copyData(d.get(), m, start);
+      std::fill(dir.begin(), dir.end(), 0);
+      dir[j] = s * eps;
+      mj_integratePos(m, d->qpos, dir.data(), 1);
+      mj_forward(m, d.get());
+      for (int i = 0; i < nv; ++i) {
+        double f = d->qfrc_actuator[i] + d->qfrc_passive[i];
+        if (s > 0) plus[i] = f;
+        else k[i * nv + j] = -(plus[i] - f) / (2 * eps);
+      }
+    }
+  }
+  return k;
+}
+
+// K from mjd_implicitPos, dense, and K*qvel from its vector output
+void EngineK(const mjModel* m, mjData* d, std::vector<double>* k, std::vector<double>* kv) {
+  int nv = m->nv;
+  mj_makeMSparse(m, d, d->D_rownnz, d->D_rowadr, d->D_colind);
+  std::vector<mjtNum> matD(m->nD, 0.0);
+  kv->assign(nv, 0.0);
+  mjd_implicitPos(m, d, matD.data(), 1, kv->data(), 1);
+  k->assign(nv * nv, 0.0);
+  for (int r = 0; r < nv; ++r) {
+    for (int j = 0; j < d->D_rownnz[r]; ++j) {
+      int adr = d->D_rowadr[r] + j;
+      (*k)[r * nv + d->D_colind[adr]] = matD[adr];
+    }
+  }
+}
+
+// the state: angles away from rest, velocities, controls and activations
+void SetState(const mjModel* m, mjData* d, double input) {
+  for (int i = 0; i < m->nq; ++i) d->qpos[i] = 0.3 * std::sin(1.0 + 2 * i);
+  for (int i = 0; i < m->nv; ++i) d->qvel[i] = 1.5 * std::cos(0.5 + i);
+  for (int u = 0; u < m->nu; ++u) d->ctrl[u] = input * (1 + 0.1 * u);
+  for (int a = 0; a < m->na; ++a) d->act[a] = input * (1 - 0.2 * a);
+  mj_forward(m, d);
+}
+
+// K and K*qvel equal the finite difference for every kp and input, and every actuator is in
+// scope and restoring, so that nothing is compared vacuously
+void ExpectKMatchesFiniteDifference(const std::string& name, const std::string& xml) {
+  std::string error;
+  ModelPtr m(LoadXmlString(xml, &error));
+  ASSERT_NE(m, nullptr) << name << ": " << error;
+  DataPtr d(mj_makeData(m.get()));
+  for (double input : {-0.7, 0.4, 1.3}) {
+    SetState(m.get(), d.get(), input);
+    for (int u = 0; u < m->nu; ++u) {
+      EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), u, nullptr), mjPOSSCOPE_RESTORING)
+          << name << " actuator " << u << " input " << input;
+    }
+    std::vector<double> k, kv;
+    EngineK(m.get(), d.get(), &k, &kv);
+    std::vector<double> fd = FiniteDifferenceK(m.get(), d.get());
+    EXPECT_LE(RelDiff(k.data(), fd.data(), m->nv * m->nv), 1e-8) << name << " input " << input;
+
+    std::vector<double> fdv(m->nv, 0.0);
+    for (int r = 0; r < m->nv; ++r) {
+      for (int c = 0; c < m->nv; ++c) fdv[r] += fd[r * m->nv + c] * d->qvel[c];
+    }
+    EXPECT_LE(RelDiff(kv.data(), fdv.data(), m->nv), 1e-8) << name << " input " << input;
+  }
+}
+
+// Catches: a wrong kp*gear^2 term, a dropped gear, or stiffness of hinges and slides missing.
+TEST(ImplicitPosK, JointServosWithGearsAndStiffness) {
+  for (double kp : {10.0, 1e3, 1e5}) {
+    ExpectKMatchesFiniteDifference(
+        "kp " + std::to_string(kp),
+        Model(Affine("joint=\"a\"", kp, 0, -kp) + Affine("joint=\"c\" gear=\"2.5\"", kp, 0, -kp) +
+              Affine("joint=\"s\" gear=\"-0.5\"", kp, 0, -kp)));
+  }
+}
+
+// Catches: the affine-gain part of the slope (gainprm[1]*input) dropped or with a wrong input,
+// for actuators driven by ctrl.
+TEST(ImplicitPosK, AffineGainDrivenByCtrl) {
+  for (double kp : {10.0, 1e3, 1e5}) {
+    ExpectKMatchesFiniteDifference(
+        "kp " + std::to_string(kp),
+        Model(Affine("joint=\"a\"", 0.3 * kp, -0.4 * kp, -kp) +
+              Affine("joint=\"c\" gear=\"2\"", 0.1 * kp, 0.5 * kp, -kp)));
+  }
+}
+
+// Catches: the input of the affine gain read from ctrl where the actuator has dynamics (its
+// input is act), for integrator and filter dynamics.
+TEST(ImplicitPosK, AffineGainDrivenByAct) {
+  for (double kp : {10.0, 1e3, 1e5}) {
+    ExpectKMatchesFiniteDifference(
+        "kp " + std::to_string(kp),
+        Model(Affine("joint=\"a\"", 0.3 * kp, -0.4 * kp, -kp, "dyntype=\"integrator\"") +
+              Affine("joint=\"b\" gear=\"1.5\"", 0.1 * kp, 0.5 * kp, -kp,
+                     "dyntype=\"filter\" dynprm=\"0.05\"")));
+  }
+}
+
+// Catches: a wrong tendon block kp*gear^2*m'm or its shift, on a fixed tendon along one chain.
+TEST(ImplicitPosK, FixedTendonOnChain) {
+  const std::string tendon =
+      "  <tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1.3\"/><joint joint=\"b\" "
+      "coef=\"0.5\"/><joint joint=\"c\" coef=\"-0.25\"/></fixed></tendon>\n";
+  for (double kp : {10.0, 1e3, 1e5}) {
+    ExpectKMatchesFiniteDifference(
+        "kp " + std::to_string(kp),
+        Model(Affine("tendon=\"t\" gear=\"1.5\"", 0.2 * kp, -0.3 * kp, -kp), tendon));
+  }
+}
+
+// Catches: a fixed tendon that lists a joint twice taken into K. MuJoCo 2.2.2's tendon moment
+// keeps the joint's last coefficient while the length sums them, so the force is not the
+// gradient of a potential: such a tendon is out of scope, and K holds the joint springs alone.
+TEST(ImplicitPosK, FixedTendonWithRepeatedJointOutOfScope) {
+  const std::string tendon =
+      "  <tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"b\" "
+      "coef=\"0.5\"/><joint joint=\"a\" coef=\"0.3\"/></fixed></tendon>\n";
+  std::string error;
+  ModelPtr m(LoadXmlString(Model(Affine("tendon=\"t\"", 1e3, 0, -1e3), tendon), &error));
+  ASSERT_NE(m, nullptr) << error;
+  DataPtr d(mj_makeData(m.get()));
+  SetState(m.get(), d.get(), 0.4);
+  EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_TRANSMISSION);
+  std::vector<double> k, kv;
+  EngineK(m.get(), d.get(), &k, &kv);
+  int nv = m->nv;
+  for (int r = 0; r < nv; ++r) {
+    for (int c = 0; c < nv; ++c) {
+      int j = m->dof_jntid[r];
+      double spring = r == c ? m->jnt_stiffness[j] : 0;
+      EXPECT_EQ(k[r * nv + c], spring) << "K(" << r << ", " << c << ")";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mjpos
