@@ -83,24 +83,29 @@ void ExpectIdentical(const std::string& stock_options, const std::string& patche
 }
 
 // flag off: patched = stock, under each model's own integrator and under implicit
+// Catches: any flag-off change to the engine, under each model's integrator.
 TEST(BitIdentity, FlagOffModelIntegrator) {
   ExpectIdentical("--integrator model", "--integrator model");
 }
 
+// Catches: any flag-off change to the implicit integrator.
 TEST(BitIdentity, FlagOffImplicit) {
   ExpectIdentical("--integrator implicit", "--integrator implicit");
 }
 
 // flag on under Euler and RK4: patched = stock
+// Catches: the flag acting under Euler.
 TEST(BitIdentity, FlagOnEuler) {
   ExpectIdentical("--integrator euler", "--integrator euler " + kFlag);
 }
 
+// Catches: the flag acting under RK4.
 TEST(BitIdentity, FlagOnRk4) {
   ExpectIdentical("--steps 1000 --integrator rk4", "--steps 1000 --integrator rk4 " + kFlag);
 }
 
 // the comparison can fail: with the flag on under implicit, models with springs or servos differ
+// Catches: a comparison that cannot fail (a flag that does nothing passes the others).
 TEST(BitIdentity, FlagOnImplicitDiffers) {
   auto stock = RunDump(MJPOS_STOCK_STATEDUMP, "--steps 100 --integrator implicit");
   auto patched = RunDump(MJPOS_PATCHED_STATEDUMP, "--steps 100 --integrator implicit " + kFlag);

@@ -126,6 +126,7 @@ double StockCap(double inertia, double kv, double h) {
 class OneHingeTest : public ::testing::TestWithParam<double> {};
 
 // the flag reproduces the closed-form backward-Euler step in qacc, qvel and qpos
+// Catches: a wrong matrix term, shift or scale of the one-hinge step.
 TEST_P(OneHingeTest, OneStepMatchesClosedForm) {
   const double h = GetParam();
   double worst[4] = {0, 0, 0, 0};  // qLU, qacc, qvel, qpos
@@ -167,11 +168,14 @@ TEST_P(OneHingeTest, OneStepMatchesClosedForm) {
     mj_step(m.get(), d0.get());
     EXPECT_GT(RelErr(d0->qvel[0], ref.qvel), 1e-6) << "kp=" << kp;
   }
-  std::printf("h=%g: largest relative error vs closed form: qLU %.2g, qacc %.2g, qvel %.2g, "
-              "qpos %.2g\n", h, worst[0], worst[1], worst[2], worst[3]);
+  char summary[160];
+  std::snprintf(summary, sizeof(summary), "qLU %.2g, qacc %.2g, qvel %.2g, qpos %.2g", worst[0],
+                worst[1], worst[2], worst[3]);
+  RecordProperty("largest_relative_error_h" + std::to_string(h), summary);
 }
 
 // the simulator's one-step map has the closed-form poles, stock and flag, up to kp = 1e12
+// Catches: a step map whose poles are not backward Euler's (stock or flag).
 TEST_P(OneHingeTest, PolesMatchClosedFormMap) {
   const double h = GetParam();
   for (double kp : {1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e8, 1e10, 1e12}) {
@@ -207,6 +211,7 @@ TEST_P(OneHingeTest, PolesMatchClosedFormMap) {
 }
 
 // stock diverges just above h^2 kp = 4I + 2h kv and not just below; the flag does not
+// Catches: a flag that leaves the stock cap in place, or a mis-stated cap.
 TEST_P(OneHingeTest, StockCapAndFlagBounded) {
   const double h = GetParam();
   double cap = StockCap(kInertia, kKv, h);
@@ -243,6 +248,7 @@ INSTANTIATE_TEST_SUITE_P(Timesteps, OneHingeTest, ::testing::Values(5e-3, 2e-3))
 
 // mj_checkAcc (kept as in stock) tests the continuous-time qacc before the implicit update:
 // a unit error trips it above kp = 1e10*I, flag or not, and resets the data the same way
+// Catches: the acceleration check changed by the flag (resets must stay stock's).
 TEST(ImplicitPosCheckAcc, StockCeilingKept) {
   const double h = 5e-3;
   for (double kp : {1e8, 1e9}) {
@@ -270,6 +276,7 @@ TEST(ImplicitPosCheckAcc, StockCeilingKept) {
 
 //------------------------------ joint stiffness ---------------------------------------------------
 
+// Catches: joint stiffness missing from K or its shift.
 TEST(ImplicitPosSpring, OneStepMatchesClosedFormAndStable) {
   for (double h : {5e-3, 2e-3}) {
     for (double k : {1e2, 1e4, 1e6, 1e8}) {
@@ -398,6 +405,7 @@ StepPair StepFromArmState(const mjModel* m) {
   return s;
 }
 
+// Catches: a wrong K block or shift on a coupled chain (each term dropped in turn).
 TEST(ImplicitPosArm, OneStepMatchesDenseSolve) {
   const double h = 5e-3;
   for (double kp : {1e2, 1e4, 1e6}) {
@@ -425,6 +433,7 @@ TEST(ImplicitPosArm, OneStepMatchesDenseSolve) {
 }
 
 // a fixed tendon along one chain: K = kp m'm is dense on the tendon's dofs
+// Catches: a wrong dense tendon block kp*m'm or its shift.
 TEST(ImplicitPosArm, FixedTendonOnChainMatchesDenseSolve) {
   std::string xml = ChainXml(3, 1.0, 0.0, 5e-3);
   // drive the three joints through one fixed tendon instead of three joint servos
@@ -449,6 +458,7 @@ TEST(ImplicitPosArm, FixedTendonOnChainMatchesDenseSolve) {
 
 // mj_implicitSkip(skipfactor=1), as finite differencing calls it, applies the right-hand side
 // shift with the stored factorization: same result as the full step
+// Catches: the shift skipped when mj_implicitSkip reuses the factorization.
 TEST(ImplicitPosSkip, ShiftAppliedWhenFactorizationReused) {
   ModelPtr m = LoadXml(ChainXml(3, 1e5, 1.0, 5e-3));
   for (bool on : {false, true}) {
@@ -474,6 +484,7 @@ TEST(ImplicitPosSkip, ShiftAppliedWhenFactorizationReused) {
 
 // NaN, infinite, huge and negative gains: no crash, and no worse than stock (same warnings,
 // finite state); non-restoring and non-finite slopes are left explicit, bit-identical to stock
+// Catches: a crash, NaN or extra reset from NaN, infinite, huge or negative gains.
 TEST(ImplicitPosBadGains, NoWorseThanStock) {
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();

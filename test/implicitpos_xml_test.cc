@@ -58,6 +58,7 @@ std::string SaveLast(const mjModel* m) {
   return text.str();
 }
 
+// Catches: the flag enabled by default.
 TEST(ImplicitPosXml, DefaultIsDisabled) {
   mjModel* m = LoadXml(WithFlag(""));
   ASSERT_THAT(m, NotNull());
@@ -66,6 +67,7 @@ TEST(ImplicitPosXml, DefaultIsDisabled) {
   mj_deleteModel(m);
 }
 
+// Catches: the flag lost when reading or writing MJCF.
 TEST(ImplicitPosXml, EnableDisableAndRoundTrip) {
   mjModel* m = LoadXml(WithFlag("implicitpos=\"disable\""));
   ASSERT_THAT(m, NotNull());
@@ -86,6 +88,7 @@ TEST(ImplicitPosXml, EnableDisableAndRoundTrip) {
   mj_deleteModel(again);
 }
 
+// Catches: a bad attribute value accepted silently.
 TEST(ImplicitPosXml, BadValueIsAParserError) {
   for (const char* value : {"bogus", "true", "1", ""}) {
     std::string error;
@@ -98,6 +101,7 @@ TEST(ImplicitPosXml, BadValueIsAParserError) {
 }
 
 // enum bit, mjENABLESTRING and XML attribute agree, for this and every other enable flag
+// Catches: enum bit, mjENABLESTRING and XML name out of step.
 TEST(ImplicitPosXml, EnumStringAndAttributeAgree) {
   EXPECT_GE(mjNENABLE, 6);
   EXPECT_EQ(mjENBL_IMPLICITPOS, 1 << 5);  // the first free bit of 2.2.2

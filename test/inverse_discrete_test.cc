@@ -165,6 +165,7 @@ std::vector<Case> ServoModels(const std::string& integrator) {
 constexpr double kRoundTripTol = 1e-10;
 
 // 1. round trip: implicit, with mjENBL_IMPLICITPOS off and on
+// Catches: mj_inverse not inverting the implicit step, flag off or on.
 TEST(InverseDiscrete, ImplicitRoundTrip) {
   for (Case& c : ServoModels("implicit")) {
     if (!c.model) continue;
@@ -177,8 +178,8 @@ TEST(InverseDiscrete, ImplicitRoundTrip) {
       SCOPED_TRACE(c.name + (pos ? ", implicitpos on" : ", implicitpos off"));
       ASSERT_EQ(r.nefc, 0);
       double rel = RelDiff(r.inverse, r.applied);
-      std::printf("round trip  implicit  implicitpos=%d  %-17s  nv=%2d  rel residual %.3g\n",
-                  pos, c.name.c_str(), m->nv, rel);
+      RecordProperty("round_trip_implicitpos" + std::to_string(pos) + "_" + c.name,
+                     std::to_string(rel));
       EXPECT_LE(rel, kRoundTripTol);
       EXPECT_EQ(r.qacc_after_inverse, r.qacc);  // restored bitwise
 
@@ -191,6 +192,7 @@ TEST(InverseDiscrete, ImplicitRoundTrip) {
 }
 
 // 1b. round trip: Euler integrates joint damping implicitly (the servo models with damping)
+// Catches: Euler's implicit joint damping missing from the discrete inverse.
 TEST(InverseDiscrete, EulerRoundTrip) {
   for (Case& c : ServoModels("Euler")) {
     if (!c.model) continue;
@@ -203,8 +205,7 @@ TEST(InverseDiscrete, EulerRoundTrip) {
     SCOPED_TRACE(c.name);
     ASSERT_EQ(r.nefc, 0);
     double rel = RelDiff(r.inverse, r.applied);
-    std::printf("round trip  Euler               %-17s  nv=%2d  rel residual %.3g\n",
-                c.name.c_str(), m->nv, rel);
+    RecordProperty("round_trip_euler_" + c.name, std::to_string(rel));
     EXPECT_LE(rel, kRoundTripTol);
 
     // without damping the discrete and continuous accelerations coincide; with it they don't
@@ -272,6 +273,7 @@ Dense DenseReference(const mjModel* m, const mjData* d0) {
   return r;
 }
 
+// Catches: a K error shared by forward and inverse (the round trip alone misses it).
 TEST(InverseDiscrete, DenseReference) {
   for (Case& c : ServoModels("implicit")) {
     if (!c.model) continue;
@@ -303,8 +305,8 @@ TEST(InverseDiscrete, DenseReference) {
       }
       SCOPED_TRACE(c.name + (pos ? ", implicitpos on" : ", implicitpos off"));
       double rel = RelDiff(r.inverse, expect);
-      std::printf("dense ref   implicitpos=%d  %-17s  rel residual %.3g\n", pos, c.name.c_str(),
-                  rel);
+      RecordProperty("dense_reference_implicitpos" + std::to_string(pos) + "_" + c.name,
+                     std::to_string(rel));
       EXPECT_LE(rel, 1e-8);
 
       if (pos) {
@@ -314,8 +316,6 @@ TEST(InverseDiscrete, DenseReference) {
           noshift[i] = expect[i] - shift[i];
           miss[i] = r.inverse[i] - noshift[i];
         }
-        std::printf("            without h K v0: miss %.3g, |h K v0| %.3g, rel %.3g\n",
-                    NormInf(miss), NormInf(shift), RelDiff(r.inverse, noshift));
         EXPECT_GT(NormInf(shift), 1e-3 * NormInf(expect));
         EXPECT_LE(RelDiff(miss, shift), 1e-6);
         EXPECT_GT(RelDiff(r.inverse, noshift), 1e3 * rel);
@@ -336,6 +336,7 @@ void InverseBuffer(const mjModel* m, const mjData* d0, const Vec& qacc, std::vec
   buf->assign(b, b + d->nbuffer);
 }
 
+// Catches: invdiscrete off changing mj_inverse.
 TEST(InverseDiscrete, FlagOffBitIdentical) {
   for (const std::string integrator : {"implicit", "Euler"}) {
     for (Case& c : ServoModels(integrator)) {
@@ -395,6 +396,7 @@ void StockInverse(const mjModel* m, mjData* d) {
   }
 }
 
+// Catches: invdiscrete off differing from stock's mj_inverse.
 TEST(InverseDiscrete, FlagOffIsStock) {
   std::vector<ModelPtr> models;
   std::string xml = ChainXml(3, 50, 2, 0.005);
@@ -432,6 +434,7 @@ TEST(InverseDiscrete, FlagOffIsStock) {
 }
 
 // the conversion restores qacc and leaves the caller's actuation outputs alone
+// Catches: mj_inverse leaving qacc or the actuation outputs modified.
 TEST(InverseDiscrete, PreservesCallerData) {
   ModelPtr m = LoadXml(ChainXml(3, 50, 2, 0.005));
   ASSERT_NE(m, nullptr);
@@ -462,6 +465,7 @@ void RecordError(const char* msg) {
   if (last_error) *last_error = msg;
 }
 
+// Catches: RK4 inverted silently instead of an error.
 TEST(InverseDiscrete, RK4IsAnError) {
   ModelPtr m = LoadXml(ChainXml(3, 50, 2, 0.005, "RK4"));
   ASSERT_NE(m, nullptr);
@@ -483,6 +487,7 @@ TEST(InverseDiscrete, RK4IsAnError) {
 }
 
 // mj_step's forward-inverse comparison (fwdinv) uses continuous-time qacc whatever the flag
+// Catches: fwdinv comparing against the discrete acceleration.
 TEST(InverseDiscrete, FwdinvUnaffected) {
   std::string xml = OneHingeXml(0.01576, 400, 1, 0.01);
   xml.replace(xml.find("type=\"hinge\""), 12, "type=\"hinge\" limited=\"true\" range=\"-1 1\"");
@@ -504,7 +509,7 @@ TEST(InverseDiscrete, FwdinvUnaffected) {
   }
   EXPECT_EQ(fwdinv[1][0], fwdinv[0][0]);
   EXPECT_EQ(fwdinv[1][1], fwdinv[0][1]);
-  std::printf("fwdinv      constraint %.3g, force %.3g\n", fwdinv[0][0], fwdinv[0][1]);
+  RecordProperty("fwdinv", std::to_string(fwdinv[0][0]) + " " + std::to_string(fwdinv[0][1]));
 }
 
 // 4. MJCF: invdiscrete read, written, and a bad value rejected
@@ -524,6 +529,7 @@ std::string SaveLast(const mjModel* m) {
   return text.str();
 }
 
+// Catches: the invdiscrete flag lost when reading or writing MJCF.
 TEST(InverseDiscrete, Xml) {
   std::string error;
   ModelPtr m = LoadXml(FlagXml("invdiscrete=\"enable\""), &error);

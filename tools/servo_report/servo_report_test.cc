@@ -114,6 +114,7 @@ struct HingeCase {
 
 class OneHingeCapTest : public ::testing::TestWithParam<HingeCase> {};
 
+// Catches: a wrong one-hinge cap formula for an integrator.
 TEST_P(OneHingeCapTest, CapMatchesSimulatedDivergence) {
   const HingeCase& c = GetParam();
   mjModel* m = LoadXml(OneHingeXml(c.inertia, 1.0, c.kv, c.h, c.integrator));
@@ -156,6 +157,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 class OneSpringCapTest : public ::testing::TestWithParam<HingeCase> {};
 
+// Catches: a wrong joint-spring cap formula for an integrator.
 TEST_P(OneSpringCapTest, CapMatchesSimulatedDivergence) {
   const HingeCase& c = GetParam();
   mjModel* m = LoadXml(OneHingeSpringXml(c.inertia, 1.0, c.damping, c.h, c.integrator));
@@ -197,6 +199,7 @@ struct ChainCase {
 class ChainCapTest : public ::testing::TestWithParam<ChainCase> {};
 
 // the chain's modes are coupled: its cap is the system margin, not any one actuator's
+// Catches: a wrong coupled-system margin.
 TEST_P(ChainCapTest, SystemMarginMatchesSimulatedDivergence) {
   const ChainCase& c = GetParam();
   const double kp_ref = 100;
@@ -281,6 +284,7 @@ constexpr char kExcludedXml[] = R"(
 </mujoco>
 )";
 
+// Catches: a report whose scope disagrees with the engine's.
 TEST(ServoReportScope, ExcludedTransmissionsCarryTheirReason) {
   mjModel* m = LoadXml(kExcludedXml);
   ASSERT_NE(m, nullptr);
@@ -313,6 +317,7 @@ TEST(ServoReportScope, ExcludedTransmissionsCarryTheirReason) {
   mj_deleteModel(m);
 }
 
+// Catches: a ball-joint spring reported as covered by the flag.
 TEST(ServoReportScope, BallJointSpringIsExcluded) {
   mjModel* m = LoadXml(R"(
 <mujoco>
@@ -352,6 +357,7 @@ bool HumanoidStable(double kp, double kv, int integrator, int n) {
   return ok;
 }
 
+// Catches: verdicts that disagree with simulation on the humanoid.
 TEST(ServoReportHumanoid, AllServosInScopeAndVerdictMatchesSimulation) {
   const double kv = 1;
   std::string error;
@@ -399,6 +405,7 @@ ToolRun RunTool(const std::string& args) {
   return run;
 }
 
+// Catches: an exit status that cannot gate a CI.
 TEST(ServoReportTool, ExitStatus) {
   EXPECT_EQ(RunTool("").status, 2);
   EXPECT_EQ(RunTool(kHumanoid + " --integrator midpoint").status, 2);
@@ -423,6 +430,7 @@ TEST(ServoReportTool, ExitStatus) {
   EXPECT_THAT(json.out, HasSubstr("\"scope\": \"RESTORING\""));
 }
 
+// Catches: a crash or error on a shipped model.
 TEST(ServoReportTool, RunsOnEveryShippedModel) {
   std::vector<std::string> models;
   for (const auto& e : std::filesystem::recursive_directory_iterator(MJPOS_MODEL_DIR)) {
