@@ -17,7 +17,9 @@
 //  1. Cost of the flag: ms per mj_step under the implicit integrator, flag off and on, in the same
 //     process on the same mjModel (m->opt.enableflags toggled), Google Benchmark runs interleaved
 //     off,on,off,on,... Each run restores one warmed-up state and times batches of mj_step with
-//     small control noise, as upstream's test/benchmark/step_benchmark_test.cc (2.2.2).
+//     small control noise, as upstream's test/benchmark/step_benchmark_test.cc (2.2.2). Beside the
+//     times, the instructions per step inside mj_step with the flag off and on (callgrind): the
+//     program runs itself under valgrind in --profile mode, one batch from the same warm state.
 //  2. Throughput at equal stiffness: position servos tuned to a natural frequency f_n from the
 //     reflected inertia at qpos0; the largest timestep at which stock implicit is stable (bisected)
 //     against the flag at h = 5 ms, in simulated seconds per wall-clock second.
@@ -31,14 +33,30 @@
 //   --sim_seconds=T     simulated duration of the stability test and throughput runs (default 2)
 //   --zeta=Z            servo damping ratio for part 2, kv = 2 Z I w (default 0)
 //   --throughput_reps=N interleaved stock/flag wall-clock runs in part 2 (default 3)
+//   --callgrind=all|none|MODEL,...  models of part 1 whose instructions per step are counted
+//                       under callgrind (needs valgrind; runs before the timing). Default: all
+//                       but 22_humanoids and chain300, whose runs take minutes each
 //   --profile=MODEL:on|off:STEPS  no benchmark: warm up MODEL (name as in the tables, spaces as
 //                       '_'), then STEPS timed-batch steps with the flag on or off, and exit; for
-//                       `valgrind --tool=callgrind --toggle-collect=mj_step` (instruction counts)
+//                       `valgrind --tool=callgrind --toggle-collect=mj_step` (instruction counts).
+//                       Callgrind's instrumentation is switched on just before the STEPS steps
+//                       (a no-op unless valgrind runs with --instr-atstart=no)
+//   --profile_state=FILE  with --profile: the warm state (and nstack) from FILE, written by the
+//                       callgrind stage, instead of the warm-up
 //   --smoke             tiny run to prove the program works (CI): 1 repetition, 20 warm-up
-//                       steps, 0.2 s simulated, coarse bisection, no stack bisection
+//                       steps, 0.2 s simulated, coarse bisection, no stack bisection, callgrind
+//                       on arm7 only
 // Every other flag goes to Google Benchmark (e.g. --benchmark_min_time=0.2, in seconds).
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <complex>
@@ -60,6 +78,15 @@
 
 #include "test/models.h"
 
+// Callgrind's client requests (from Debian's valgrind package); without them, no instruction counts
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define MJPOS_HAVE_CALLGRIND 1
+#else
+#define MJPOS_HAVE_CALLGRIND 0
+#define CALLGRIND_START_INSTRUMENTATION
+#endif
+
 namespace {
 
 constexpr int kBatchSteps = 50;           // steps per timed batch (upstream: 50)
@@ -79,7 +106,10 @@ struct Options {
   double zeta = 0;
   int throughput_reps = 3;
   bool smoke = false;
-  std::string profile;  // MODEL:on|off:STEPS, see ProfileMode
+  // models whose instructions are counted: all, none or a list
+  std::string callgrind = "humanoid,servo_humanoid,humanoid100,arm7,chain10,chain30,chain100";
+  std::string profile;            // MODEL:on|off:STEPS, see main
+  std::string profile_state;      // warm state for --profile, see WriteState
 };
 
 std::string Fmt(const char* format, ...) __attribute__((format(printf, 1, 2)));
@@ -93,6 +123,20 @@ std::string Fmt(const char* format, ...) {
 }
 
 std::string ModelPath(const std::string& rel) { return std::string(MJPOS_MODEL_DIR) + "/" + rel; }
+
+// a model name as on the command line: spaces as '_'
+std::string Underscored(std::string name) {
+  std::replace(name.begin(), name.end(), ' ', '_');
+  return name;
+}
+
+// an instruction count, rounded, with thousands separators; n/a if not measured
+std::string Count(double x) {
+  if (!std::isfinite(x)) return "n/a";
+  std::string s = Fmt("%.0f", x);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(i, ",");
+  return s;
+}
 
 void SetFlag(mjModel* m, bool on) {
   if (on) {
@@ -259,6 +303,7 @@ struct Case {
   // seconds of CPU time per step, per repetition: [0] flag off, [1] flag on
   std::vector<double> cpu[2];
   std::vector<double> wall[2];
+  double instr[2] = {NAN, NAN};  // instructions per step inside mj_step (callgrind)
 };
 
 void RestoreState(const mjModel* m, mjData* d, const std::vector<mjtNum>& s) {
@@ -310,6 +355,27 @@ class CollectingReporter : public benchmark::ConsoleReporter {
   }
 };
 
+// The warm state of a case and its nstack, for a --profile_state child: two ints (nstack, number
+// of mjtNums), then the state as in Case::state.
+bool WriteState(const std::string& path, const Case& c) {
+  std::ofstream f(path, std::ios::binary);
+  int header[2] = {c.m->nstack, static_cast<int>(c.state.size())};
+  f.write(reinterpret_cast<const char*>(header), sizeof(header));
+  f.write(reinterpret_cast<const char*>(c.state.data()), c.state.size() * sizeof(mjtNum));
+  return static_cast<bool>(f);
+}
+
+bool ReadState(const std::string& path, mjModel* m, std::vector<mjtNum>* state) {
+  std::ifstream f(path, std::ios::binary);
+  int header[2] = {0, 0};
+  f.read(reinterpret_cast<char*>(header), sizeof(header));
+  if (!f || header[0] <= 0 || header[1] != m->nq + 2 * m->nv + m->na) return false;
+  m->nstack = header[0];
+  state->resize(header[1]);
+  f.read(reinterpret_cast<char*>(state->data()), state->size() * sizeof(mjtNum));
+  return static_cast<bool>(f);
+}
+
 Case* MakeCase(std::vector<std::unique_ptr<Case>>* cases, const std::string& name, mjModel* m,
                const Options& opt) {
   if (!m) return nullptr;
@@ -317,15 +383,180 @@ Case* MakeCase(std::vector<std::unique_ptr<Case>>* cases, const std::string& nam
   auto c = std::make_unique<Case>();
   c->name = name;
   c->m = m;
-  c->stack = ProbeStack(m, opt.warmup, &c->state);
-  // size the stack: the default if it is enough, else 25% above what one step used
-  if (c->stack.needed > c->stack.default_nstack) {
-    m->nstack = static_cast<int>(1.25 * c->stack.needed);
+  if (opt.profile_state.empty()) {
+    c->stack = ProbeStack(m, opt.warmup, &c->state);
+    // size the stack: the default if it is enough, else 25% above what one step used
+    if (c->stack.needed > c->stack.default_nstack) {
+      m->nstack = static_cast<int>(1.25 * c->stack.needed);
+    }
+  } else if (ReadState(opt.profile_state, m, &c->state)) {
+    c->stack = Stack{m->nstack, 0, true};
+  } else {
+    std::fprintf(stderr, "mjpos_bench: %s: no warm state of %s\n", opt.profile_state.c_str(),
+                 name.c_str());
+    mj_deleteModel(m);
+    return nullptr;
   }
   c->nstack_used = m->nstack;
   c->d = mj_makeData(m);
   cases->push_back(std::move(c));
   return cases->back().get();
+}
+
+//------------------------------------ part 1: instruction counts ---------------------------------
+
+// For each selected case and flag, the program runs itself under
+//   valgrind --tool=callgrind --instr-atstart=no --toggle-collect=mj_step
+// in --profile mode: the child reads the case's warm state from a file (no warm-up), switches
+// callgrind's instrumentation on and steps one batch of kBatchSteps steps, exactly as a timed
+// batch. The collected count is therefore that of the batch's mj_steps alone.
+
+struct CallgrindRun {
+  Case* c = nullptr;
+  int on = 0;
+  std::string state, out, log;  // files
+  pid_t pid = 0;
+  std::chrono::steady_clock::time_point start;
+};
+
+std::string SelfPath() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, n) : "";
+}
+
+// the total of a callgrind output file ("totals:" line), or -1
+double CallgrindTotal(const std::string& path) {
+  std::ifstream f(path);
+  double total = -1;
+  for (std::string line; std::getline(f, line);) {
+    if (line.rfind("totals:", 0) == 0) total = std::strtod(line.c_str() + 7, nullptr);
+  }
+  return total;
+}
+
+// starts args[0] (from PATH) with stdout and stderr to log; 0 or the errno
+int Spawn(const std::vector<std::string>& args, const std::string& log, pid_t* pid) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  int err = posix_spawnp(pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return err;
+}
+
+// Fills Case::instr of the cases selected by opt.callgrind, running as many children at a time as
+// there are logical CPUs (off and on of a model side by side). Returns the note for the table,
+// empty if nothing was selected; *failed if valgrind ran but a run failed.
+std::string CountInstructions(const std::vector<std::unique_ptr<Case>>& cases,
+                              const Options& opt, bool* failed) {
+  *failed = false;
+  std::string dir = opt.out.substr(0, opt.out.find_last_of('/') + 1) + "callgrind";
+  std::vector<CallgrindRun> runs;
+  std::string list = "," + opt.callgrind + ",";
+  for (const auto& c : cases) {
+    std::string name = Underscored(c->name);
+    if (opt.callgrind != "all" && list.find("," + name + ",") == std::string::npos) continue;
+    for (int on = 0; on < 2; on++) {
+      CallgrindRun r;
+      r.c = c.get();
+      r.on = on;
+      r.state = dir + "/" + name + ".state";
+      r.out = Fmt("%s/%s.%s.callgrind.out", dir.c_str(), name.c_str(), on ? "on" : "off");
+      r.log = Fmt("%s/%s.%s.log", dir.c_str(), name.c_str(), on ? "on" : "off");
+      runs.push_back(r);
+    }
+  }
+  if (runs.empty()) return "";
+  if (!MJPOS_HAVE_CALLGRIND) {
+    return "Instructions: not counted, mjpos_bench was built without valgrind/callgrind.h "
+           "(tools/setup.sh installs valgrind).";
+  }
+  mkdir(dir.c_str(), 0777);
+  for (const CallgrindRun& r : runs) {
+    if (r.on == 0 && !WriteState(r.state, *r.c)) {
+      std::fprintf(stderr, "mjpos_bench: cannot write %s\n", r.state.c_str());
+      *failed = true;
+      return "Instructions: not counted (cannot write the warm states).";
+    }
+  }
+
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::printf("mjpos_bench: callgrind, %zu runs, %d at a time, profiles in %s/\n", runs.size(),
+              jobs, dir.c_str());
+  std::fflush(stdout);
+  std::string self = SelfPath();
+  auto t0 = std::chrono::steady_clock::now();
+  size_t next = 0;
+  int running = 0;
+  bool missing = false;
+  double cpu = 0;  // of the children
+  while (true) {
+    while (!missing && next < runs.size() && running < jobs) {
+      CallgrindRun& r = runs[next++];
+      std::vector<std::string> args = {
+          "valgrind", "--tool=callgrind", "--instr-atstart=no", "--toggle-collect=mj_step",
+          "--callgrind-out-file=" + r.out, self, Fmt("--warmup=%d", opt.warmup),
+          Fmt("--profile=%s:%s:%d", Underscored(r.c->name).c_str(), r.on ? "on" : "off",
+              kBatchSteps),
+          "--profile_state=" + r.state};
+      r.start = std::chrono::steady_clock::now();
+      int err = Spawn(args, r.log, &r.pid);
+      if (err == ENOENT) {
+        missing = true;
+      } else if (err) {
+        std::fprintf(stderr, "mjpos_bench: cannot start valgrind: %s\n", std::strerror(err));
+        *failed = true;
+      } else {
+        running++;
+      }
+    }
+    if (running == 0) break;
+    int status;
+    rusage usage;
+    pid_t pid = wait4(-1, &status, 0, &usage);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (CallgrindRun& r : runs) {
+      if (r.pid != pid) continue;
+      running--;
+      cpu += usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+             1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+      double total = CallgrindTotal(r.out);
+      double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && total >= 0) {
+        r.c->instr[r.on] = total / kBatchSteps;
+        std::printf("mjpos_bench: callgrind %s, flag %s: %s instructions per step (%.1f s)\n",
+                    r.c->name.c_str(), r.on ? "on" : "off", Count(r.c->instr[r.on]).c_str(),
+                    seconds);
+      } else {
+        std::fprintf(stderr, "mjpos_bench: callgrind run failed, see %s\n", r.log.c_str());
+        *failed = true;
+      }
+      std::fflush(stdout);
+    }
+  }
+  if (missing) {
+    std::fprintf(stderr, "mjpos_bench: valgrind not found, no instruction counts\n");
+    return "Instructions: not counted, valgrind not found (tools/setup.sh installs it).";
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("mjpos_bench: callgrind took %.1f s (%.1f CPU s)\n", seconds, cpu);
+  return Fmt("Instructions per step inside `mj_step`, flag off and on: this program in "
+             "`--profile` mode under `valgrind --tool=callgrind --instr-atstart=no "
+             "--toggle-collect=mj_step`, from the warm state of the timing (read from a file, no "
+             "warm-up under valgrind), instrumentation switched on for one batch of %d steps, as "
+             "timed; per step = collected / %d. %zu runs, %d at a time, took %.1f s (%.1f CPU s); "
+             "profiles in `%s/`.",
+             kBatchSteps, kBatchSteps, runs.size(), jobs, seconds, cpu, dir.c_str()) +
+         (*failed ? " A run failed (n/a): see its log there." : "");
 }
 
 //------------------------------------ part 2: equal stiffness ------------------------------------
@@ -555,8 +786,12 @@ bool ParseOurFlag(const char* arg, Options* opt) {
     opt->zeta = std::atof(v);
   } else if ((v = value("--throughput_reps"))) {
     opt->throughput_reps = std::max(1, std::atoi(v));
+  } else if ((v = value("--callgrind"))) {
+    opt->callgrind = v;
   } else if ((v = value("--profile"))) {
     opt->profile = v;
+  } else if ((v = value("--profile_state"))) {
+    opt->profile_state = v;
   } else if (std::strcmp(arg, "--smoke") == 0) {
     opt->smoke = true;
   } else {
@@ -578,6 +813,7 @@ int main(int argc, char** argv) {
     opt.warmup = std::min(opt.warmup, 20);
     opt.sim_seconds = std::min(opt.sim_seconds, 0.2);
     opt.throughput_reps = 1;
+    if (opt.callgrind == Options().callgrind) opt.callgrind = "arm7";
   }
   int bargc = static_cast<int>(rest.size());
   benchmark::Initialize(&bargc, rest.data());
@@ -591,11 +827,7 @@ int main(int argc, char** argv) {
   // part 1 models (all, or the one of --profile)
   std::string only;
   if (!opt.profile.empty()) only = opt.profile.substr(0, opt.profile.find(':'));
-  auto want = [&](const std::string& name) {
-    std::string n = name;
-    std::replace(n.begin(), n.end(), ' ', '_');
-    return only.empty() || n == only;
-  };
+  auto want = [&](const std::string& name) { return only.empty() || Underscored(name) == only; };
   std::vector<std::unique_ptr<Case>> cases;
   {
     std::string err;
@@ -627,6 +859,7 @@ int main(int argc, char** argv) {
     bool on = opt.profile.substr(a + 1, b - a - 1) == "on";
     int steps = std::atoi(opt.profile.c_str() + b + 1);
     SetFlag(c->m, on);
+    CALLGRIND_START_INSTRUMENTATION;
     for (int done = 0; done < steps; done += kBatchSteps) {
       RestoreState(c->m, c->d, c->state);
       for (int i = 0; i < kBatchSteps && done + i < steps; i++) {
@@ -644,14 +877,16 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  // instruction counts first, so that the children do not disturb the timing
+  bool callgrind_failed;
+  std::string callgrind_note = CountInstructions(cases, opt, &callgrind_failed);
+
   // interleaved registration: per model off,on,off,on,...
   for (auto& c : cases) {
     for (int r = 0; r < opt.repetitions; r++) {
       for (int on = 0; on < 2; on++) {
-        std::string name = Fmt("%s/%s/rep%d", c->name.c_str(), on ? "on" : "off", r);
-        for (char& ch : name) {
-          if (ch == ' ') ch = '_';
-        }
+        std::string name =
+            Underscored(Fmt("%s/%s/rep%d", c->name.c_str(), on ? "on" : "off", r));
         g_runs[name] = {c.get(), on};
         Case* cp = c.get();
         int warmup = opt.warmup;
@@ -671,24 +906,51 @@ int main(int argc, char** argv) {
   md << "- integrator: implicit; Google Benchmark " << opt.repetitions
      << " interleaved off/on repetitions per model, " << opt.warmup
      << " warm-up steps (flag off), batches of " << kBatchSteps
-     << " steps from the restored state; times are CPU time per step\n\n";
+     << " steps from the restored state; times are CPU time per step; instructions per step "
+        "inside mj_step from callgrind\n\n";
 
   // part 1 table
   md << "## Cost of the flag (ms per step)\n\n";
   md << "| model | nv | h (ms) | warm-up stable | flag off: median [min, max] | "
-        "flag on: median [min, max] | on/off: median of paired ratios [min, max] |\n";
-  md << "|---|---|---|---|---|---|---|\n";
+        "flag on: median [min, max] | on/off: median of paired ratios [min, max] | "
+        "instr/step off | instr/step on | instr ratio |\n";
+  md << "|---|---|---|---|---|---|---|---|---|---|\n";
   std::ostringstream rst;
+  double scatter_wall = 0, scatter_cpu = 0;  // largest deviation of a time from its median
+  bool any_timed = false, any_counted = false;
   for (auto& c : cases) {
-    if (c->cpu[0].empty() || c->cpu[0].size() != c->cpu[1].size()) continue;
+    bool timed = !c->cpu[0].empty() && c->cpu[0].size() == c->cpu[1].size();
+    bool counted = std::isfinite(c->instr[0] + c->instr[1]);
+    any_counted |= counted;
+    std::string instr_ratio = counted ? Fmt("%.4f", c->instr[1] / c->instr[0]) : "n/a";
+    std::string instr = Fmt("%s | %s | %s", Count(c->instr[0]).c_str(), Count(c->instr[1]).c_str(),
+                            instr_ratio.c_str());
+    if (!timed) {
+      // e.g. --benchmark_filter=NOTHING: the instruction counts alone
+      if (counted) {
+        md << Fmt("| %s | %d | %g | %s | n/a | n/a | n/a | %s |\n", c->name.c_str(), c->m->nv,
+                  1e3 * c->m->opt.timestep, c->stack.warm_stable ? "yes" : "NO", instr.c_str());
+      }
+      continue;
+    }
+    any_timed = true;
     std::vector<double> ratio;
     for (size_t r = 0; r < c->cpu[0].size(); r++) ratio.push_back(c->cpu[1][r] / c->cpu[0][r]);
+    for (int on = 0; on < 2; on++) {
+      for (double t : c->wall[on]) {
+        scatter_wall = std::max(scatter_wall, std::abs(t / Median(c->wall[on]) - 1));
+      }
+      for (double t : c->cpu[on]) {
+        scatter_cpu = std::max(scatter_cpu, std::abs(t / Median(c->cpu[on]) - 1));
+      }
+    }
     double off = 1e3 * Median(c->cpu[0]), on = 1e3 * Median(c->cpu[1]);
-    md << Fmt("| %s | %d | %g | %s | %.4f [%.4f, %.4f] | %.4f [%.4f, %.4f] | %.4f [%.4f, %.4f] |\n",
+    md << Fmt("| %s | %d | %g | %s | %.4f [%.4f, %.4f] | %.4f [%.4f, %.4f] | %.4f [%.4f, %.4f] | "
+              "%s |\n",
               c->name.c_str(), c->m->nv, 1e3 * c->m->opt.timestep,
               c->stack.warm_stable ? "yes" : "NO", off, 1e3 * Min(c->cpu[0]),
               1e3 * Max(c->cpu[0]), on, 1e3 * Min(c->cpu[1]), 1e3 * Max(c->cpu[1]),
-              Median(ratio), Min(ratio), Max(ratio));
+              Median(ratio), Min(ratio), Max(ratio), instr.c_str());
     rst << c->name << ":\n\n"
         << ".. csv-table::\n"
         << "   :header: \"timing\", \"implicit\", \"implicit + implicitpos\"\n"
@@ -697,6 +959,14 @@ int main(int argc, char** argv) {
         << Fmt("   one step (ms), %.3g, %.3g\n", off, on)
         << Fmt("   steps/second, %.0f, %.0f\n\n", 1e3 / off, 1e3 / on);
   }
+  md << "\n";
+  if (any_timed && opt.repetitions > 1) {
+    md << Fmt("Times scatter on a shared machine: in this run the wall-clock time per step of a "
+              "repetition strayed up to %.0f%% from its median (CPU time: %.0f%%). ",
+              100 * scatter_wall, 100 * scatter_cpu);
+    if (any_counted) md << "The instruction ratio, which is deterministic, decides. ";
+  }
+  md << callgrind_note << "\n";
   md << "\nThe same medians as reStructuredText (style of MuJoCo's 2.3.3 changelog):\n\n```rst\n"
      << rst.str() << "```\n\n";
 
@@ -803,5 +1073,5 @@ int main(int argc, char** argv) {
     mj_deleteData(c->d);
     mj_deleteModel(c->m);
   }
-  return 0;
+  return callgrind_failed ? 1 : 0;
 }

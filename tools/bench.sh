@@ -3,12 +3,15 @@
 #   1. tools/setup.sh (Debian packages, deb-src entry; uses sudo when not root),
 #   2. configures the build directory (a new one with the project's defaults; an existing one as
 #      it is) and builds only the benchmark driver `mjpos_bench` and what it needs,
-#   3. runs the suite: cost of the flag (Google Benchmark, interleaved off/on), throughput at equal
-#      stiffness, stack sizing; prints the tables and writes <build>/benchmark-results.md.
+#   3. runs the suite: cost of the flag (instructions per step: the driver runs itself under
+#      valgrind's callgrind, profiles in <build>/callgrind/; then times: Google Benchmark,
+#      interleaved off/on), throughput at equal stiffness, stack sizing; prints the tables and
+#      writes <build>/benchmark-results.md.
 #
 # Usage: tools/bench.sh [BUILD_DIR] [mjpos_bench flags...]
 #   BUILD_DIR defaults to `build` (relative to the repository root). Extra flags go to the driver,
-#   e.g. --repetitions=20, --zeta=0.5, --benchmark_min_time=0.5 (see benchmark/mjpos_bench.cc).
+#   e.g. --repetitions=20, --zeta=0.5, --benchmark_min_time=0.5, --callgrind=humanoid,humanoid100
+#   or --callgrind=none (see benchmark/mjpos_bench.cc).
 #   Environment: CMAKE_ARGS (extra arguments for a new configure), JOBS (default: nproc),
 #   SKIP_SETUP=1 (skip tools/setup.sh on a machine that is already set up).
 #   4. runs the side-by-side table against upstream's official 3.14 build (peer/): conformance,

@@ -18,7 +18,7 @@ PACKAGES=(
   libtinyxml2-dev libtinyobjloader-dev libccd-dev libqhull-dev liblodepng-dev
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libeigen3-dev
   pybind11-dev python3-dev python3-numpy python3-absl python3-pytest python3-matplotlib
-  python3-scipy clang nlohmann-json3-dev
+  python3-scipy clang nlohmann-json3-dev valgrind
 )
 # Node.js and npm only if the machine has none (a newer one may be installed by other means).
 command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
