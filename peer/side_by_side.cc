@@ -264,23 +264,10 @@ void LargestStableTable(std::ostream& out) {
 
 //---------------------------------------- 3. step-response accuracy ------------------------------
 
-// the continuous PD servo's unit step response from rest: I q'' + kv q' + kp (q - 1) = 0
-double ExactStep(double inertia, double kp, double kv, double t) {
-  double wn = std::sqrt(kp / inertia), zeta = kv / (2 * std::sqrt(kp * inertia));
-  if (zeta < 1) {
-    double wd = wn * std::sqrt(1 - zeta * zeta);
-    return 1 - std::exp(-zeta * wn * t) *
-                   (std::cos(wd * t) + zeta / std::sqrt(1 - zeta * zeta) * std::sin(wd * t));
-  }
-  if (zeta == 1) return 1 - std::exp(-wn * t) * (1 + wn * t);
-  double s = wn * std::sqrt(zeta * zeta - 1), r1 = -zeta * wn + s, r2 = -zeta * wn - s;
-  return 1 + (r2 * std::exp(r1 * t) - r1 * std::exp(r2 * t)) / (r1 - r2);
-}
-
 double Rms(const std::vector<double>& q, double inertia, double kp, double kv, double h) {
   double sum = 0;
   for (size_t k = 0; k < q.size(); ++k) {
-    double e = q[k] - ExactStep(inertia, kp, kv, h * (k + 1));
+    double e = q[k] - PdStepResponse(inertia, kp, kv, h * (k + 1));
     sum += e * e;
   }
   return std::sqrt(sum / q.size());

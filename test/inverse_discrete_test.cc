@@ -555,7 +555,7 @@ TEST(InverseDiscrete, Xml) {
   EXPECT_THAT(error, HasSubstr("maybe"));
 
   EXPECT_STREQ(mjENABLESTRING[6], "InvDiscrete");
-  EXPECT_EQ(mjNENABLE, 7);
+  EXPECT_GT(mjNENABLE, 6);
 }
 
 }  // namespace

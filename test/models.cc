@@ -350,6 +350,18 @@ bool StepStable(const mjModel* m, mjData* d, int n) {
   return true;
 }
 
+double PdStepResponse(double inertia, double kp, double kv, double t) {
+  double wn = std::sqrt(kp / inertia), zeta = kv / (2 * std::sqrt(kp * inertia));
+  if (zeta < 1) {
+    double wd = wn * std::sqrt(1 - zeta * zeta);
+    return 1 - std::exp(-zeta * wn * t) *
+                   (std::cos(wd * t) + zeta / std::sqrt(1 - zeta * zeta) * std::sin(wd * t));
+  }
+  if (zeta == 1) return 1 - std::exp(-wn * t) * (1 + wn * t);
+  double s = wn * std::sqrt(zeta * zeta - 1), r1 = -zeta * wn + s, r2 = -zeta * wn - s;
+  return 1 + (r2 * std::exp(r1 * t) - r1 * std::exp(r2 * t)) / (r1 - r2);
+}
+
 double RelDiff(const double* a, const double* b, int n) {
   double num = 0, den = 0;
   for (int i = 0; i < n; ++i) {

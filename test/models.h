@@ -102,6 +102,10 @@ mjModel* LoadServoHumanoid(const std::string& path, double kp, double kv,
 // path) or left a non-finite state. The stability criterion of the tests and benchmarks.
 bool StepStable(const mjModel* m, mjData* d, int n);
 
+// The continuous PD servo's unit step response from rest at time t: the solution of
+// inertia q'' + kv q' + kp (q - 1) = 0, q(0) = q'(0) = 0.
+double PdStepResponse(double inertia, double kp, double kv, double t);
+
 // max_i |a_i - b_i| / max_i |b_i|: the relative error of a against the reference b.
 double RelDiff(const double* a, const double* b, int n);
 

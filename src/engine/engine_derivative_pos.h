@@ -30,7 +30,9 @@ extern "C" {
 // semidefinite and has the sparsity of d->D_* (the pattern of qM), which must be set
 // (mj_makeMSparse).
 // Adds sclK * K to the D-sparse matrix matD and sclKv * K * qvel to vec; either may be NULL.
-MJAPI void mjd_implicitPos(const mjModel* m, const mjData* d,
+// With mjENBL_POSWEIGHT each term of K is weighted for accuracy (see posWeight); the weights use
+// the factorization of M at the current configuration (qLD) and scratch on the MuJoCo stack.
+MJAPI void mjd_implicitPos(const mjModel* m, mjData* d,
                            mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv);
 
 // scope of mjENBL_IMPLICITPOS for one actuator

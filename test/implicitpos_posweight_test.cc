@@ -1,0 +1,341 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// mjENBL_POSWEIGHT: the accuracy-weighted implicit-in-position mode. Its acceptance measure
+// (one hinge, unit step, RMS against the exact PD response), its stability (one dof over twelve
+// decades of gain, random coupled chains), its statics, and the discrete inverse that mirrors it.
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <Eigen/Dense>
+#include <gtest/gtest.h>
+#include <mujoco/mujoco.h>
+#include "test/models.h"
+
+namespace mjpos {
+namespace {
+
+constexpr double kInertia = 0.01576;
+
+enum Scheme { kStock, kBackwardEuler, kWeighted };
+
+void SetScheme(mjModel* m, Scheme s) {
+  m->opt.enableflags &= ~(mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT);
+  if (s != kStock) m->opt.enableflags |= mjENBL_IMPLICITPOS;
+  if (s == kWeighted) m->opt.enableflags |= mjENBL_POSWEIGHT;
+}
+
+// the one hinge servo, its gains set in place: kp = I w^2, kv = 2 zeta sqrt(kp I)
+class Hinge {
+ public:
+  Hinge() : m_(LoadXmlString(OneHingeXml(kInertia, 1, 0, 0.005))), d_(mj_makeData(m_.get())) {}
+
+  void Set(double hw, double zeta, double h) {
+    double inertia = Inertia();
+    double w = hw / h;
+    kp_ = inertia * w * w;
+    kv_ = 2 * zeta * std::sqrt(kp_ * inertia);
+    m_->opt.timestep = h;
+    m_->actuator_gainprm[0] = kp_;
+    m_->actuator_biasprm[1] = -kp_;
+    m_->actuator_biasprm[2] = -kv_;
+    steps_ = std::max(static_cast<int>(std::ceil(20 / hw)), 50);
+  }
+
+  // RMS of q - q_exact over steps 1..n of the unit step from rest
+  double StepError(Scheme s) {
+    SetScheme(m_.get(), s);
+    mj_resetData(m_.get(), d_.get());
+    d_->ctrl[0] = 1;
+    double sum = 0, h = m_->opt.timestep;
+    for (int k = 1; k <= steps_; ++k) {
+      mj_step(m_.get(), d_.get());
+      double e = d_->qpos[0] - PdStepResponse(Inertia(), kp_, kv_, h * k);
+      sum += e * e;
+    }
+    return std::sqrt(sum / steps_);
+  }
+
+  // spectral radius of the one-step map of (q, v), target 0, from unit-scaled columns
+  double SpectralRadius(Scheme s) {
+    SetScheme(m_.get(), s);
+    const double scale = 1e-9;  // small enough to stay below the acceleration check
+    Eigen::Matrix2d a;
+    for (int c = 0; c < 2; ++c) {
+      mj_resetData(m_.get(), d_.get());
+      (c ? d_->qvel : d_->qpos)[0] = scale;
+      mj_step(m_.get(), d_.get());
+      a(0, c) = d_->qpos[0] / scale;
+      a(1, c) = d_->qvel[0] / scale;
+    }
+    return a.eigenvalues().cwiseAbs().maxCoeff();
+  }
+
+  // the exact inertia about the axis (armature and the body's own)
+  double Inertia() {
+    mj_forward(m_.get(), d_.get());
+    return d_->qM[0];
+  }
+
+  mjModel* model() { return m_.get(); }
+
+ private:
+  ModelPtr m_;
+  DataPtr d_;
+  double kp_ = 0, kv_ = 0;
+  int steps_ = 0;
+};
+
+double Median(std::vector<double> x) {
+  std::sort(x.begin(), x.end());
+  size_t n = x.size();
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+// the weighted mode against min(stock where stable, backward Euler), at (hw, zeta, h)
+double RatioToBest(Hinge* hinge, double hw, double zeta, double h, double* to_be = nullptr) {
+  hinge->Set(hw, zeta, h);
+  double be = hinge->StepError(kBackwardEuler), mode = hinge->StepError(kWeighted);
+  double best = be;
+  if (hw * hw < 4 + 4 * zeta * hw) best = std::min(best, hinge->StepError(kStock));
+  if (to_be) *to_be = mode / be;
+  return mode / best;
+}
+
+// Catches: weights that make the mode less accurate than stock or backward Euler on the
+// acceptance grid, or not clearly better than backward Euler in the band h w_n in [0.5, 3].
+TEST(PosWeight, NeverLessAccurateOnTheGrid) {
+  Hinge hinge;
+  std::vector<double> band;
+  double worst = 0;
+  for (double h : {5e-3, 2e-3}) {
+    for (double zeta : {0.0, 0.05, 0.1, 0.3, 0.5, 0.7, 1.0, 2.0}) {
+      for (double hw : {0.1, 0.2, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0}) {
+        double to_be;
+        double ratio = RatioToBest(&hinge, hw, zeta, h, &to_be);
+        EXPECT_LE(ratio, 1.05) << "h w_n " << hw << " zeta " << zeta << " h " << h;
+        worst = std::max(worst, ratio);
+        if (hw >= 0.5 && hw <= 3) band.push_back(to_be);
+      }
+    }
+  }
+  double median = Median(band);
+  EXPECT_LE(median, 0.5);
+  RecordProperty("worst_ratio_to_best", std::to_string(worst));
+  RecordProperty("band_median_ratio_to_backward_euler", std::to_string(median));
+}
+
+// Catches: weights that fail between the grid's points (the table's interpolation).
+TEST(PosWeight, NeverLessAccurateBetweenThePoints) {
+  Hinge hinge;
+  double worst = 0;
+  for (double zeta = 0; zeta <= 2.0001; zeta += 0.1) {
+    for (double u = -1; u <= 2.0001; u += 0.05) {
+      double hw = std::pow(10.0, u);
+      double ratio = RatioToBest(&hinge, hw, zeta, 5e-3);
+      EXPECT_LE(ratio, 1.05) << "h w_n " << hw << " zeta " << zeta;
+      worst = std::max(worst, ratio);
+    }
+  }
+  RecordProperty("worst_ratio_to_best", std::to_string(worst));
+}
+
+// Catches: a weight below the stability bound, or zero (an undamped servo would then keep its
+// energy): one dof, kp 1e-3 ... 1e12, kv >= 0, h = 1, 2, 5, 10 ms.
+TEST(PosWeight, OneDofStableForEveryGain) {
+  Hinge hinge;
+  mjModel* m = hinge.model();
+  double inertia = hinge.Inertia();
+  for (double h : {1e-3, 2e-3, 5e-3, 10e-3}) {
+    for (double kv : {0.0, 1e-3, 0.1, 1.0, 100.0}) {
+      for (double u = -3; u <= 12.0001; u += 0.25) {
+        double kp = std::pow(10.0, u);
+        m->opt.timestep = h;
+        m->actuator_gainprm[0] = kp;
+        m->actuator_biasprm[1] = -kp;
+        m->actuator_biasprm[2] = -kv;
+        double radius = hinge.SpectralRadius(kWeighted);
+        EXPECT_LT(radius, 1) << "kp " << kp << " kv " << kv << " h " << h;
+        // the bound is not vacuous: stock is unstable above its cap
+        if (h * h * kp > 1.5 * (4 * inertia + 2 * h * kv)) {
+          EXPECT_GT(hinge.SpectralRadius(kStock), 1) << "kp " << kp << " kv " << kv;
+        }
+      }
+    }
+  }
+}
+
+// random serial chain: hinges and slides with armature and damping, servos with gears on every
+// joint (so that no mode is free), and sometimes a fixed-tendon servo over two neighbours
+std::string RandomChain(std::mt19937* rng) {
+  std::uniform_real_distribution<double> unit(0, 1);
+  auto logu = [&](double lo, double hi) { return std::pow(10.0, lo + (hi - lo) * unit(*rng)); };
+  int n = 2 + static_cast<int>(unit(*rng) * 5);
+  char buf[512];
+  std::string body, actuators, tendon;
+  std::string close;
+  for (int i = 0; i < n; ++i) {
+    const char* axis[3] = {"1 0 0", "0 1 0", "0 0 1"};
+    bool slide = unit(*rng) < 0.2;
+    std::snprintf(buf, sizeof(buf),
+                  "<body pos=\"%.3f 0 0\"><joint name=\"j%d\" type=\"%s\" axis=\"%s\" "
+                  "armature=\"%.4g\" damping=\"%.4g\"/><geom type=\"capsule\" size=\"0.02\" "
+                  "fromto=\"0 0 0 %.3f 0 0\" mass=\"%.4g\"/>",
+                  i ? 0.1 + 0.3 * unit(*rng) : 0.0, i, slide ? "slide" : "hinge",
+                  axis[static_cast<int>(unit(*rng) * 3) % 3], logu(-3, -1), logu(-3, 0),
+                  0.1 + 0.3 * unit(*rng), logu(-1, 1));
+    body += buf;
+    close += "</body>";
+    double kp = logu(0, 8), kv = unit(*rng) < 0.3 ? 0 : logu(-3, 1);
+    std::snprintf(buf, sizeof(buf),
+                  "<general joint=\"j%d\" gear=\"%.3f\" gainprm=\"%.6g\" biastype=\"affine\" "
+                  "biasprm=\"0 %.6g %.6g\"/>",
+                  i, 0.5 + 2.5 * unit(*rng), kp, -kp, -kv);
+    actuators += buf;
+  }
+  if (unit(*rng) < 0.5) {
+    int a = static_cast<int>(unit(*rng) * (n - 1));
+    double kp = logu(0, 8);
+    std::snprintf(buf, sizeof(buf),
+                  "<tendon><fixed name=\"t\"><joint joint=\"j%d\" coef=\"%.3f\"/>"
+                  "<joint joint=\"j%d\" coef=\"%.3f\"/></fixed></tendon>",
+                  a, 0.5 + unit(*rng), a + 1, unit(*rng) - 0.5);
+    tendon = buf;
+    std::snprintf(buf, sizeof(buf),
+                  "<general tendon=\"t\" gainprm=\"%.6g\" biastype=\"affine\" biasprm=\"0 %.6g "
+                  "-0.01\"/>", kp, -kp);
+    actuators += buf;
+  }
+  std::snprintf(buf, sizeof(buf), "%.4g", logu(-3.3, -2));
+  return std::string("<mujoco><option integrator=\"implicit\" timestep=\"") + buf +
+         "\" gravity=\"0 0 0\"><flag contact=\"disable\"/></option><worldbody>" + body + close +
+         "</worldbody>" + tendon + "<actuator>" + actuators + "</actuator></mujoco>";
+}
+
+// spectral radius of mj_step's transition Jacobian at rest, servos holding the pose
+double TransitionRadius(mjModel* m, Scheme s) {
+  SetScheme(m, s);
+  DataPtr d(mj_makeData(m));
+  for (int i = 0; i < m->nq; ++i) d->qpos[i] = 0.3 * std::sin(1.0 + i);
+  HoldPose(m, d.get());
+  int n = 2 * m->nv + m->na;
+  std::vector<mjtNum> a(n * n);
+  mjd_transitionFD(m, d.get(), 1e-7, 1, a.data(), nullptr, nullptr, nullptr);
+  Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> am(
+      a.data(), n, n);
+  return am.eigenvalues().cwiseAbs().maxCoeff();
+}
+
+// Catches: per-term weights that destabilise a coupled system (terms weighted below 1/2 are
+// only conditionally stable on their own): 200 random chains with gears and fixed tendons.
+TEST(PosWeight, RandomChainsStable) {
+  std::mt19937 rng(20261202);
+  int chains = 0, stock_unstable = 0;
+  for (int c = 0; c < 200; ++c) {
+    std::string xml = RandomChain(&rng);
+    std::string error;
+    ModelPtr m(LoadXmlString(xml, &error));
+    ASSERT_NE(m, nullptr) << error;
+    double radius = TransitionRadius(m.get(), kWeighted);
+    EXPECT_LT(radius, 1 - 1e-9) << xml;
+    if (TransitionRadius(m.get(), kStock) > 1) ++stock_unstable;
+    ++chains;
+  }
+  EXPECT_EQ(chains, 200);
+  EXPECT_GT(stock_unstable, 20);  // the sample reaches beyond the stock cap
+  RecordProperty("stock_unstable", std::to_string(stock_unstable));
+}
+
+// Catches: a weighted shift or matrix that moves the steady state: under a constant load (a
+// constant applied torque and gravity on the arm) the mode settles where stock does.
+TEST(PosWeight, StaticsEqualStock) {
+  for (double kp : {10.0, 30.0}) {
+    std::string error;
+    ModelPtr m(LoadXmlString(GearTendonArmXml(kp, 1, 0.005), &error));
+    ASSERT_NE(m, nullptr) << error;
+    std::vector<std::vector<double>> rest;
+    for (Scheme s : {kStock, kBackwardEuler, kWeighted}) {
+      SetScheme(m.get(), s);
+      DataPtr d(mj_makeData(m.get()));
+      for (int u = 0; u < m->nu; ++u) d->ctrl[u] = 0.2;
+      for (int i = 0; i < m->nv; ++i) d->qfrc_applied[i] = 0.5 * std::cos(i);
+      for (int k = 0; k < 20000; ++k) mj_step(m.get(), d.get());
+      rest.emplace_back(d->qpos, d->qpos + m->nq);
+    }
+    EXPECT_LE(RelDiff(rest[2].data(), rest[0].data(), m->nq), 1e-12) << "kp " << kp;
+    EXPECT_LE(RelDiff(rest[1].data(), rest[0].data(), m->nq), 1e-12) << "kp " << kp;
+  }
+}
+
+// Catches: mj_inverse under invdiscrete not mirroring the weights: the forces it returns for the
+// step's discrete acceleration are the ones that were applied.
+TEST(PosWeight, DiscreteInverseMirrorsTheWeights) {
+  std::string error;
+  ModelPtr m(LoadXmlString(GearTendonArmXml(3e4, 0.5, 0.005), &error));
+  ASSERT_NE(m, nullptr) << error;
+  SetScheme(m.get(), kWeighted);
+  m->opt.enableflags |= mjENBL_INVDISCRETE;
+  DataPtr d(mj_makeData(m.get()));
+  for (int i = 0; i < m->nv; ++i) {
+    d->qpos[i] = 0.2 * std::sin(1.0 + i);
+    d->qvel[i] = 1.5 * std::cos(2.0 + i);
+    d->qfrc_applied[i] = 0.3 * std::sin(3.0 + i);
+  }
+  for (int u = 0; u < m->nu; ++u) d->ctrl[u] = 0.4 * std::cos(u);
+  DataPtr next(mj_makeData(m.get()));
+  mj_copyData(next.get(), m.get(), d.get());
+  mj_step(m.get(), next.get());
+
+  // the same state, with the discrete acceleration of the step
+  mj_forward(m.get(), d.get());
+  std::vector<double> applied(m->nv);
+  for (int i = 0; i < m->nv; ++i) {
+    applied[i] = d->qfrc_applied[i] + d->qfrc_actuator[i];
+    d->qacc[i] = (next->qvel[i] - d->qvel[i]) / m->opt.timestep;
+  }
+  mj_inverse(m.get(), d.get());
+  EXPECT_LE(RelDiff(d->qfrc_inverse, applied.data(), m->nv), 1e-10);
+
+  // and the weights matter here: without them the inverse misses
+  m->opt.enableflags &= ~mjENBL_POSWEIGHT;
+  mj_inverse(m.get(), d.get());
+  EXPECT_GT(RelDiff(d->qfrc_inverse, applied.data(), m->nv), 1e-6);
+}
+
+// Catches: the mode acting without mjENBL_IMPLICITPOS (documented as a no-op), or under Euler.
+TEST(PosWeight, NoEffectWithoutImplicitPos) {
+  std::string error;
+  ModelPtr m(LoadXmlString(GearTendonArmXml(300, 0.5, 0.005), &error));
+  ASSERT_NE(m, nullptr) << error;
+  for (int integrator : {mjINT_IMPLICIT, mjINT_EULER}) {
+    m->opt.integrator = integrator;
+    std::vector<std::vector<double>> out;
+    for (bool weight : {false, true}) {
+      m->opt.enableflags = weight ? mjENBL_POSWEIGHT : 0;
+      DataPtr d(mj_makeData(m.get()));
+      for (int i = 0; i < m->nv; ++i) d->qvel[i] = std::cos(i);
+      for (int k = 0; k < 50; ++k) mj_step(m.get(), d.get());
+      out.emplace_back(d->qpos, d->qpos + m->nq);
+    }
+    EXPECT_EQ(out[0], out[1]) << "integrator " << integrator;
+  }
+}
+
+}  // namespace
+}  // namespace mjpos
