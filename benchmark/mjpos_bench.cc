@@ -36,8 +36,9 @@
 //   --callgrind=all|none|MODEL,...  models of part 1 whose instructions per step are counted
 //                       under callgrind (needs valgrind; runs before the timing). Default: all
 //                       but 22_humanoids and chain300, whose runs take minutes each
-//   --profile=MODEL:on|off:STEPS  no benchmark: warm up MODEL (name as in the tables, spaces as
-//                       '_'), then STEPS timed-batch steps with the flag on or off, and exit; for
+//   --profile=MODEL:on|off|weighted:STEPS  no benchmark: warm up MODEL (name as in the tables,
+//                       spaces as '_'), then STEPS timed-batch steps with the flag on or off (or
+//                       on with mjENBL_POSWEIGHT), and exit; for
 //                       `valgrind --tool=callgrind --toggle-collect=mj_step` (instruction counts).
 //                       Callgrind's instrumentation is switched on just before the STEPS steps
 //                       (a no-op unless valgrind runs with --instr-atstart=no)
@@ -856,9 +857,11 @@ int main(int argc, char** argv) {
       return 2;
     }
     Case* c = cases[0].get();
-    bool on = opt.profile.substr(a + 1, b - a - 1) == "on";
+    std::string mode = opt.profile.substr(a + 1, b - a - 1);
+    bool on = mode != "off";
     int steps = std::atoi(opt.profile.c_str() + b + 1);
     SetFlag(c->m, on);
+    if (mode == "weighted") c->m->opt.enableflags |= mjENBL_POSWEIGHT;
     CALLGRIND_START_INSTRUMENTATION;
     for (int done = 0; done < steps; done += kBatchSteps) {
       RestoreState(c->m, c->d, c->state);
@@ -867,7 +870,7 @@ int main(int argc, char** argv) {
         mj_step(c->m, c->d);
       }
     }
-    std::printf("mjpos_bench: %s, flag %s, %d steps\n", c->name.c_str(), on ? "on" : "off", steps);
+    std::printf("mjpos_bench: %s, flag %s, %d steps\n", c->name.c_str(), mode.c_str(), steps);
     mj_deleteData(c->d);
     mj_deleteModel(c->m);
     return 0;

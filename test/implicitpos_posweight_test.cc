@@ -262,6 +262,37 @@ TEST(PosWeight, RandomChainsStable) {
   RecordProperty("stock_unstable", std::to_string(stock_unstable));
 }
 
+// Catches: weights that destabilise the coupled servo humanoid (kv 0, contact off and on; 2 s
+// from small joint velocities) or the test suite's arms, anywhere on kp 1 ... 1e12.
+TEST(PosWeight, HumanoidAndArmsStableToTheGridTop) {
+  for (int k = 0; k <= 12; ++k) {
+    double kp = std::pow(10.0, k);
+    for (bool contact : {false, true}) {
+      std::string error;
+      ModelPtr m(LoadServoHumanoid(MJPOS_MODEL_DIR "/humanoid/humanoid.xml", kp, 0, &error));
+      ASSERT_NE(m, nullptr) << error;
+      m->opt.integrator = mjINT_IMPLICIT;
+      if (!contact) m->opt.disableflags |= mjDSBL_CONTACT;
+      SetScheme(m.get(), kWeighted);
+      DataPtr d(mj_makeData(m.get()));
+      HoldPose(m.get(), d.get());
+      for (int i = 6; i < m->nv; ++i) d->qvel[i] = 0.1 * std::sin(3.0 * i);
+      EXPECT_TRUE(StepStable(m.get(), d.get(), 400)) << "kp " << kp << " contact " << contact;
+    }
+    for (const std::string& xml : {ChainXml(7, kp, 1, 0.005), GearTendonArmXml(kp, 1, 0.005)}) {
+      std::string error;
+      ModelPtr m(LoadXmlString(xml, &error));
+      ASSERT_NE(m, nullptr) << error;
+      SetScheme(m.get(), kWeighted);
+      DataPtr d(mj_makeData(m.get()));
+      for (int i = 0; i < m->nq; ++i) d->qpos[i] = 0.2 * std::sin(1.0 + i);
+      HoldPose(m.get(), d.get());
+      for (int i = 0; i < m->nv; ++i) d->qvel[i] = 0.1 * std::sin(3.0 * i);
+      EXPECT_TRUE(StepStable(m.get(), d.get(), 400)) << "kp " << kp << "\n" << xml;
+    }
+  }
+}
+
 // Catches: a weighted shift or matrix that moves the steady state: under a constant load (a
 // constant applied torque and gravity on the arm) the mode settles where stock does.
 TEST(PosWeight, StaticsEqualStock) {
