@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the stability study: writes doc/stability.md and doc/figures/*.png.
+# Runs the studies: writes doc/stability.md, doc/posweight.md and doc/figures/*.png.
 #
 #   python/study/run.sh [BUILD_DIR]
 #
@@ -18,4 +18,7 @@ PYTHONPATH="$build/python:$repo/python" MUJOCO_GL=disable PYTHONDONTWRITEBYTECOD
     --doc doc/stability.md --figures doc/figures \
     --model-dir "$build/mujoco-patched/model" \
     --command "python/study/run.sh"
-echo "wrote doc/stability.md and doc/figures/"
+PYTHONPATH="$build/python:$repo/python" MUJOCO_GL=disable PYTHONDONTWRITEBYTECODE=1 MPLBACKEND=Agg \
+  "$python" python/study/posweight.py \
+    --doc doc/posweight.md --figures doc/figures --command "python/study/run.sh"
+echo "wrote doc/stability.md, doc/posweight.md and doc/figures/"
