@@ -273,14 +273,14 @@ static const mjtNum posw_theta[mjPOSW_NZETA][mjPOSW_NU] = {
 // theta for a term of stiffness k > 0, damping c >= 0 and inverse inertia invweight at timestep h;
 // bilinear in (log10(h w_n), zeta), clamped to the table; 1 (backward Euler) if not finite
 static mjtNum posWeight(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight) {
-  mjtNum hw = h * mju_sqrt(k * invweight);
+  mjtNum hw2 = h * h * k * invweight;  // (h w_n)^2
   mjtNum zeta = 0.5 * c * mju_sqrt(invweight / k);
-  if (!isfinite(hw) || !isfinite(zeta) || !(invweight > 0)) {
+  if (!isfinite(hw2) || !isfinite(zeta) || !(invweight > 0)) {
     return 1;
   }
 
   // column: log10(h w_n) on the table's grid
-  mjtNum u = hw > 0 ? (log10(hw) - mjPOSW_U0) / mjPOSW_DU : 0;
+  mjtNum u = hw2 > 0 ? (0.5 * log10(hw2) - mjPOSW_U0) / mjPOSW_DU : 0;
   u = mju_clip(u, 0, mjPOSW_NU - 1);
   int i = mjMIN((int)u, mjPOSW_NU - 2);
   mjtNum fu = u - i;
@@ -302,26 +302,51 @@ static mjtNum posWeight(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight) {
 
 // inverse inertia m' M^-1 m of a moment row m whose nonzeros lie on the chain from dof `deep` to
 // the root (a transmission in scope), at the current configuration: w = L^-T m along the chain
-// with the factorization L'DL of M (qLD, as mj_solveLD), then the sum of w^2 / D; w: scratch nv
+// with the factorization L'DL of M (qLD, as mj_solveLD), then the sum of w^2 / D. The chain's
+// entries are kept by depth in scratch (2*nv), so that each row of L is a contiguous update.
 static mjtNum chainInvWeight(const mjModel* m, const mjData* d, const mjtNum* moment, int deep,
-                             mjtNum* w) {
+                             mjtNum* scratch) {
+  mjtNum* w = scratch;
+  mjtNum* dinv = scratch + m->nv;
+
+  // gather the chain, deepest first
+  int len = 0;
   for (int i=deep; i>=0; i=m->dof_parentid[i]) {
-    w[i] = moment ? moment[i] : (i==deep);
+    w[len] = moment ? moment[i] : (i==deep);
+    dinv[len++] = d->qLDiagInv[i];
   }
-  for (int i=deep; i>=0; i=m->dof_parentid[i]) {
-    if (m->dof_simplenum[i] || w[i]==0) {
+
+  // w <- L^-T w: row i of L holds i's ancestors in chain order
+  int a = 0;
+  for (int i=deep; i>=0; i=m->dof_parentid[i], a++) {
+    mjtNum wa = w[a];
+    if (m->dof_simplenum[i] || wa==0) {
       continue;
     }
-    int adr = m->dof_Madr[i] + 1;
-    for (int j=m->dof_parentid[i]; j>=0; j=m->dof_parentid[j]) {
-      w[j] -= d->qLD[adr++] * w[i];
+    const mjtNum* L = d->qLD + m->dof_Madr[i] + 1;
+    for (int k=a+1; k<len; k++) {
+      w[k] -= L[k-a-1] * wa;
     }
   }
+
+  // w' D^-1 w
   mjtNum invweight = 0;
-  for (int i=deep; i>=0; i=m->dof_parentid[i]) {
-    invweight += w[i] * w[i] * d->qLDiagInv[i];
+  for (int k=0; k<len; k++) {
+    invweight += w[k] * w[k] * dinv[k];
   }
   return invweight;
+}
+
+
+
+// (M^-1)_dd of a scalar joint's dof at the current configuration, computed once per call of
+// mjd_implicitPos (cache: nv entries, negative until computed; scratch: 2*nv)
+static mjtNum dofInvWeight(const mjModel* m, const mjData* d, int dof, mjtNum* cache,
+                           mjtNum* scratch) {
+  if (cache[dof] < 0) {
+    cache[dof] = chainInvWeight(m, d, NULL, dof, scratch);
+  }
+  return cache[dof];
 }
 
 
@@ -329,7 +354,8 @@ static mjtNum chainInvWeight(const mjModel* m, const mjData* d, const mjtNum* mo
 // weight of actuator i's term: actuator-space stiffness -slope, damping (its own velocity slope,
 // plus joint damping through a joint transmission) and inverse inertia at the current
 // configuration with every other dof free (the smallest inertia the actuator can see)
-static mjtNum actuatorWeight(const mjModel* m, const mjData* d, int i, mjtNum slope, mjtNum* w) {
+static mjtNum actuatorWeight(const mjModel* m, const mjData* d, int i, mjtNum slope,
+                             mjtNum* cache, mjtNum* scratch) {
   const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN*i;
   const mjtNum* biasprm = m->actuator_biasprm + mjNBIAS*i;
   const mjtNum* moment = d->actuator_moment + i*m->nv;
@@ -344,21 +370,22 @@ static mjtNum actuatorWeight(const mjModel* m, const mjData* d, int i, mjtNum sl
     c -= gainprm[2] * actuatorInput(m, d, i);
   }
 
-  // the deepest dof of the transmission; a joint's own damping, reflected through the gear
-  int deep;
+  // inverse inertia through the transmission; a joint's own damping, reflected through the gear
+  mjtNum invweight;
   if (m->actuator_trntype[i]==mjTRN_TENDON) {
-    deep = -1;
+    int deep = -1;
     for (int a=m->tendon_adr[id]; a<m->tendon_adr[id]+m->tendon_num[id]; a++) {
       deep = mjMAX(deep, m->jnt_dofadr[m->wrap_objid[a]]);
     }
+    invweight = chainInvWeight(m, d, moment, deep, scratch);
   } else {
-    deep = m->jnt_dofadr[id];
-    mjtNum gear = moment[deep];
+    int dof = m->jnt_dofadr[id];
+    mjtNum gear = moment[dof];
+    invweight = gear * gear * dofInvWeight(m, d, dof, cache, scratch);
     if (gear!=0 && !mjDISABLED(mjDSBL_PASSIVE)) {
-      c += m->dof_damping[deep] / (gear * gear);
+      c += m->dof_damping[dof] / (gear * gear);
     }
   }
-  mjtNum invweight = chainInvWeight(m, d, moment, deep, w);
   return posWeight(m->opt.timestep, -slope, mjMAX(c, 0), invweight);
 }
 
@@ -374,7 +401,13 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
   int weighted = mjENABLED(mjENBL_POSWEIGHT);
 
   mjMARKSTACK;
-  mjtNum* w = weighted ? mj_stackAlloc(d, nv) : NULL;
+  mjtNum* scratch = weighted ? mj_stackAlloc(d, 3*nv) : NULL;
+  mjtNum* cache = weighted ? scratch + 2*nv : NULL;
+  if (weighted) {
+    for (int k=0; k<nv; k++) {
+      cache[k] = -1;
+    }
+  }
 
   // actuators: K += -slope * moment' * moment
   for (int i=0; i<m->nu; i++) {
@@ -392,7 +425,7 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
 
     // accuracy weight: scales the term in the matrix and the shift alike
     if (weighted) {
-      slope *= actuatorWeight(m, d, i, slope, w);
+      slope *= actuatorWeight(m, d, i, slope, cache, scratch);
     }
 
     // joint transmission: one diagonal element
@@ -441,7 +474,7 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
     int dof = m->jnt_dofadr[j];
     if (weighted) {
       stiffness *= posWeight(m->opt.timestep, stiffness, m->dof_damping[dof],
-                             chainInvWeight(m, d, NULL, dof, w));
+                             dofInvWeight(m, d, dof, cache, scratch));
     }
     if (matD) {
       addD(d, matD, dof, dof, sclK * stiffness);
