@@ -44,6 +44,7 @@
 //                       (a no-op unless valgrind runs with --instr-atstart=no)
 //   --profile_state=FILE  with --profile: the warm state (and nstack) from FILE, written by the
 //                       callgrind stage, instead of the warm-up
+//   --accuracy_only     run part 4 (throughput at equal accuracy) alone and print its table
 //   --smoke             tiny run to prove the program works (CI): 1 repetition, 20 warm-up
 //                       steps, 0.2 s simulated, coarse bisection, no stack bisection, callgrind
 //                       on arm7 only
@@ -107,6 +108,7 @@ struct Options {
   double zeta = 0;
   int throughput_reps = 3;
   bool smoke = false;
+  bool accuracy_only = false;     // only part 4, see main
   // models whose instructions are counted: all, none or a list
   std::string callgrind = "humanoid,servo_humanoid,humanoid100,arm7,chain10,chain30,chain100";
   std::string profile;            // MODEL:on|off:STEPS, see main
@@ -682,6 +684,124 @@ void FlagOneHinge(double fn, double zeta, double h, double* amp, double* freq) {
   *freq = std::abs(std::arg(lambda)) / (2 * M_PI * h);
 }
 
+//------------------------------------ part 4: equal accuracy ------------------------------------
+
+// The integration schemes compared at equal accuracy.
+enum class Scheme { kStock, kBackwardEuler, kWeighted };
+
+void SetScheme(mjModel* m, Scheme s) {
+  m->opt.enableflags &= ~(mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT);
+  if (s != Scheme::kStock) m->opt.enableflags |= mjENBL_IMPLICITPOS;
+  if (s == Scheme::kWeighted) m->opt.enableflags |= mjENBL_POSWEIGHT;
+}
+
+// Actuated joint positions after each of the first n steps at timestep h from InitSubject;
+// empty if the run diverged (StepStable).
+std::vector<std::vector<double>> Trajectory(mjModel* m, const std::vector<Servo>& servos,
+                                            double h, Scheme s, int n) {
+  m->opt.timestep = h;
+  SetScheme(m, s);
+  mjData* d = mj_makeData(m);
+  InitSubject(m, d, servos);
+  std::vector<std::vector<double>> q;
+  for (int k = 0; k < n; k++) {
+    if (!mjpos::StepStable(m, d, 1)) {
+      q.clear();
+      break;
+    }
+    std::vector<double> row;
+    for (const Servo& sv : servos) row.push_back(d->qpos[m->jnt_qposadr[m->dof_jntid[sv.dof]]]);
+    q.push_back(row);
+  }
+  mj_deleteData(d);
+  SetScheme(m, Scheme::kStock);
+  return q;
+}
+
+// Step error of a scheme at timestep h = j * h_ref: RMS over the steps in (0, 20/w_n] (at least
+// one) and over the servos of q - q_ref, relative to the initial offset kPerturbation; q_ref is
+// the reference trajectory (stock at h_ref) at the same times. Infinity if it diverged.
+double StepError(mjModel* m, const std::vector<Servo>& servos, Scheme s, int j, double h_ref,
+                 const std::vector<std::vector<double>>& ref) {
+  int n = std::max(1, static_cast<int>(ref.size()) / j);
+  std::vector<std::vector<double>> q = Trajectory(m, servos, j * h_ref, s, n);
+  if (q.empty()) return INFINITY;
+  double sum = 0;
+  int count = 0;
+  for (int k = 0; k < n; k++) {
+    const std::vector<double>& r = ref[std::min((k + 1) * j, static_cast<int>(ref.size())) - 1];
+    for (size_t i = 0; i < servos.size(); i++) {
+      double e = q[k][i] - r[i];
+      sum += e * e;
+      count++;
+    }
+  }
+  return std::sqrt(sum / count) / kPerturbation;
+}
+
+struct Part4Row {
+  std::string subject;
+  double fn, zeta, tol;
+  double h[3];     // largest timestep meeting tol, per scheme (0: none)
+  double rate[3];  // simulated s per wall s there
+};
+
+// the largest j of the geometric grid (factor 1.1, from 1 to n_ref) up to which every j meets tol
+int LargestWithin(mjModel* m, const std::vector<Servo>& servos, Scheme s, double tol,
+                  double h_ref, const std::vector<std::vector<double>>& ref) {
+  int best = 0;
+  for (double x = 1; x <= ref.size(); x *= 1.1) {
+    int j = static_cast<int>(std::round(x));
+    if (j <= best) continue;
+    if (!(StepError(m, servos, s, j, h_ref, ref) < tol)) break;
+    best = j;
+  }
+  return best;
+}
+
+std::vector<Part4Row> RunPart4(Subject subject, const std::string& name, double fn, double zeta,
+                               const Options& opt) {
+  std::vector<Servo> servos;
+  mjModel* m = MakeSubject(subject, fn, zeta, &servos);
+  std::vector<Part4Row> rows;
+  if (!m) return rows;
+  // reference: stock at h_ref = window / n_ref, far inside its accurate range (h w_n = 0.005)
+  double window = 20 / (2 * M_PI * fn);
+  int n_ref = opt.smoke ? 400 : 4000;
+  double h_ref = window / n_ref;
+  std::vector<std::vector<double>> ref = Trajectory(m, servos, h_ref, Scheme::kStock, n_ref);
+  for (double tol : {0.05, 0.10}) {
+    Part4Row row{name, fn, zeta, tol, {0, 0, 0}, {0, 0, 0}};
+    for (int s = 0; s < 3; s++) {
+      int j = ref.empty() ? 0 : LargestWithin(m, servos, static_cast<Scheme>(s), tol, h_ref, ref);
+      row.h[s] = j * h_ref;
+      if (j > 0) {
+        // throughput there: 0.5 s trajectories, at least 0.2 CPU s
+        m->opt.timestep = row.h[s];
+        SetScheme(m, static_cast<Scheme>(s));
+        mjData* d = mj_makeData(m);
+        int steps = std::max(1, static_cast<int>(std::ceil(0.5 / row.h[s])));
+        double sim = 0, wall = 0, cpu = 0;
+        do {
+          InitSubject(m, d, servos);
+          auto t0 = std::chrono::steady_clock::now();
+          double c0 = CpuSeconds();
+          for (int k = 0; k < steps; k++) mj_step(m, d);
+          cpu += CpuSeconds() - c0;
+          wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          sim += d->time;
+        } while (cpu < (opt.smoke ? 0 : 0.2));
+        mj_deleteData(d);
+        SetScheme(m, Scheme::kStock);
+        row.rate[s] = sim / wall;
+      }
+    }
+    rows.push_back(row);
+  }
+  mj_deleteModel(m);
+  return rows;
+}
+
 struct Part2Row {
   std::string subject;
   double fn;
@@ -795,6 +915,8 @@ bool ParseOurFlag(const char* arg, Options* opt) {
     opt->profile_state = v;
   } else if (std::strcmp(arg, "--smoke") == 0) {
     opt->smoke = true;
+  } else if (std::strcmp(arg, "--accuracy_only") == 0) {
+    opt->accuracy_only = true;
   } else {
     return false;
   }
@@ -803,11 +925,56 @@ bool ParseOurFlag(const char* arg, Options* opt) {
 
 }  // namespace
 
+// Part 4: the table of throughput at equal accuracy, appended to md.
+void EqualAccuracy(const Options& opt, std::ostringstream& md) {
+  std::vector<Part4Row> acc;
+  for (Subject s : {Subject::kServoHumanoid, Subject::kArm7}) {
+    std::string name = s == Subject::kServoHumanoid ? "servo humanoid (contact off)" : "arm7";
+    for (double fn : {50.0, 100.0, 200.0}) {
+      for (double zeta : {0.1, 0.5, 1.0}) {
+        if (opt.smoke && (fn != 100.0 || zeta != 0.5 || s != Subject::kArm7)) continue;
+        for (const Part4Row& r : RunPart4(s, name, fn, zeta, opt)) acc.push_back(r);
+      }
+    }
+  }
+  md << "\n## Throughput at equal accuracy\n\n";
+  md << "The same subjects and servos as above (gains from f_n and zeta), the same initial offsets "
+        "of +-" << kPerturbation << " rad. Step error of a scheme at timestep h: RMS, over the "
+        "steps in the window 0 < t <= 20/w_n (at least one step, so that a larger step cannot "
+        "dilute it) and over the servos, of q - q_ref, relative to the offset; q_ref is stock "
+        "implicit at h_ref = window/4000 (h w_n = 0.005). Largest h: on a geometric grid "
+        "(factor 1.1) of multiples of h_ref, the largest up to which every h meets the bound. "
+        "Throughput: simulated seconds per wall second at that h (0.5 s trajectories, at least "
+        "0.2 CPU s). Schemes: stock `implicit`, backward Euler (`implicitpos`), weighted "
+        "(`implicitpos` + `posweight`).\n\n";
+  md << "| model | f_n (Hz) | zeta | error bound | largest h (ms): stock, BE, weighted | "
+        "h ratio: BE / stock, weighted / stock | sim s / wall s: stock, BE, weighted | "
+        "throughput: BE / stock, weighted / stock |\n"
+        "|---|---|---|---|---|---|---|---|\n";
+  for (const Part4Row& r : acc) {
+    auto ratio = [&](int s) { return r.rate[0] > 0 ? Fmt("%.2f", r.rate[s] / r.rate[0]) : "n/a"; };
+    auto hratio = [&](int s) { return r.h[0] > 0 ? Fmt("%.2f", r.h[s] / r.h[0]) : "n/a"; };
+    md << Fmt("| %s | %g | %g | %g %% | %.3f, %.3f, %.3f | ", r.subject.c_str(), r.fn, r.zeta,
+              100 * r.tol, 1e3 * r.h[0], 1e3 * r.h[1], 1e3 * r.h[2])
+       << hratio(1) << ", **" << hratio(2) << "** | "
+       << Fmt("%.1f, %.1f, %.1f | ", r.rate[0], r.rate[1], r.rate[2]) << ratio(1) << ", **"
+       << ratio(2) << "** |\n";
+  }
+
+}
+
 int main(int argc, char** argv) {
   Options opt;
   std::vector<char*> rest = {argv[0]};
   for (int i = 1; i < argc; i++) {
     if (!ParseOurFlag(argv[i], &opt)) rest.push_back(argv[i]);
+  }
+  if (opt.accuracy_only) {
+    mju_user_warning = [](const char*) {};  // diverging trials are expected
+    std::ostringstream md;
+    EqualAccuracy(opt, md);
+    std::printf("%s", md.str().c_str());
+    return 0;
   }
   if (opt.smoke) {
     opt.repetitions = 1;
@@ -1061,6 +1228,8 @@ int main(int argc, char** argv) {
   md << Fmt("\nAt h = 5 ms the flag's trajectory is heavily damped: the frequency it delivers "
             "saturates at pi/(2h) (%.0f Hz at 5 ms), so this table compares stability, not "
             "fidelity.\n", 1 / (4 * kFlagTimestep));
+
+  EqualAccuracy(opt, md);
 
   std::string text = md.str();
   std::printf("\n%s", text.c_str());

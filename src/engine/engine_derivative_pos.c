@@ -391,6 +391,38 @@ static mjtNum actuatorWeight(const mjModel* m, const mjData* d, int i, mjtNum sl
 
 
 
+// accuracy weight of one term under mjENBL_POSWEIGHT: actuator id (objtype mjOBJ_ACTUATOR) or
+// the spring of scalar joint id (mjOBJ_JOINT); 1 for a term outside the scope of K
+mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
+  int nv = m->nv;
+  mjtNum weight = 1;
+  mjMARKSTACK;
+  mjtNum* scratch = mj_stackAlloc(d, 3*nv);
+  mjtNum* cache = scratch + 2*nv;
+  for (int k=0; k<nv; k++) {
+    cache[k] = -1;
+  }
+
+  if (objtype==mjOBJ_ACTUATOR && id>=0 && id<m->nu) {
+    mjtNum slope;
+    if (mjd_actuatorPosScope(m, d, id, &slope)==mjPOSSCOPE_RESTORING) {
+      weight = actuatorWeight(m, d, id, slope, cache, scratch);
+    }
+  } else if (objtype==mjOBJ_JOINT && id>=0 && id<m->njnt && isScalar(m, id)) {
+    mjtNum stiffness = m->jnt_stiffness[id];
+    int dof = m->jnt_dofadr[id];
+    if (stiffness > 0 && isfinite(stiffness) && !mjDISABLED(mjDSBL_PASSIVE)) {
+      weight = posWeight(m->opt.timestep, stiffness, m->dof_damping[dof],
+                         dofInvWeight(m, d, dof, cache, scratch));
+    }
+  }
+
+  mjFREESTACK;
+  return weight;
+}
+
+
+
 //------------------------------ main entry point --------------------------------------------------
 
 // add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec, K = -d(qfrc_actuator+qfrc_passive)/dq

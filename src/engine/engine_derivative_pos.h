@@ -53,6 +53,12 @@ typedef enum mjtPosScope_ {
 // and 0 otherwise. Requires mj_fwdActuation (d->actuator_force).
 MJAPI int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope);
 
+// Accuracy weight theta in (0, 1] that mjENBL_POSWEIGHT gives the term of actuator id (objtype
+// mjOBJ_ACTUATOR) or of the spring of joint id (mjOBJ_JOINT) at the current configuration
+// (needs mj_forward: qLD, actuator_moment); 1 for a term outside the scope of K. Whether the
+// flag is set does not matter: this is the weight it would apply.
+MJAPI mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id);
+
 #ifdef __cplusplus
 }
 #endif

@@ -31,7 +31,8 @@ namespace {
 constexpr char kUsage[] =
     "usage: mjpos_servo_report MODEL.xml [--timestep H] [--integrator euler|implicit|rk4]\n"
     "                          [--key N] [--json] [--servo-kp KP [--servo-kv KV]]\n"
-    "                          [--system-max-nv N]\n"
+    "                          [--system-max-nv N] [--posweight]\n"
+    "  --posweight    the flag columns: mjENBL_IMPLICITPOS with mjENBL_POSWEIGHT's weights\n"
     "  --servo-kp KP  first replace every actuator by a position servo on the same joint\n"
     "                 (gear 1, gain KP, bias [0, -KP, -KV]), as the tests' servo humanoid\n"
     "exit status: 0 stable, 1 unstable actuator/spring/system, 2 usage, 3 model not loaded\n";
@@ -70,6 +71,8 @@ int main(int argc, char** argv) {
       return 0;
     } else if (a == "--json") {
       json = true;
+    } else if (a == "--posweight") {
+      options.posweight = true;
     } else if (a == "--timestep") {
       if (!has_value || !ParseDouble(argv[++i], &options.timestep) || !(options.timestep > 0)) {
         return Usage("--timestep needs a positive number");

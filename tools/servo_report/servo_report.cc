@@ -235,7 +235,8 @@ void AnalyzeRow(int integrator, double h, ServoRow* row) {
   row->verdict = kp < 0 ? Verdict::kNonRestoring : Classify(row->stock, kp, row->cap);
 
   // flag: in scope is implicit in position, excluded is stock implicit
-  row->flag = OneDofMap(mjINT_IMPLICIT, row->in_scope, h, I, kp, row->kv, row->damping);
+  row->flag = OneDofMap(mjINT_IMPLICIT, row->in_scope, h, I, kp, row->kv, row->damping,
+                        row->theta);
   double flag_cap = row->in_scope ? kInf : OneDofCap(mjINT_IMPLICIT, h, I, row->kv, row->damping);
   row->flag_verdict = kp < 0 ? Verdict::kNonRestoring : Classify(row->flag, kp, flag_cap);
 }
@@ -310,14 +311,14 @@ void AnalyzeSystem(const mjModel* m, const mjData* d, const std::vector<ServoRow
       int n = m->jnt_type[j] == mjJNT_FREE ? 6 : m->jnt_type[j] == mjJNT_BALL ? 3 : 1;
       for (int k = adr; k < adr + n; ++k) {
         L.K(k, k) += row.kp;
-        if (row.in_scope) L.Kin(k, k) += row.kp;
+        if (row.in_scope) L.Kin(k, k) += row.theta * row.kp;
       }
       continue;
     }
     Eigen::Map<const Eigen::VectorXd> mom(d->actuator_moment + row.id * nv, nv);
     Mat mm = mom * mom.transpose();
     L.K += row.kp * mm;
-    if (row.in_scope) L.Kin += row.kp * mm;
+    if (row.in_scope) L.Kin += row.theta * row.kp * mm;
     L.Ba += row.kv * mm;
   }
   if (integrator == mjINT_IMPLICIT) {
@@ -451,7 +452,7 @@ double OneDofCap(int integrator, double h, double inertia, double kv, double dam
 }
 
 Discrete OneDofMap(int integrator, bool flag, double h, double inertia, double kp, double kv,
-                   double damping) {
+                   double damping, double theta) {
   double c = kv + damping;
   if (integrator == mjINT_RK4 && !flag) {
     // A = sum_k (hF)^k / k!, F = [0 1; -kp/I -c/I]
@@ -477,9 +478,9 @@ Discrete OneDofMap(int integrator, bool flag, double h, double inertia, double k
   // qacc = p q + r v
   double p, r;
   if (flag) {
-    double J = inertia + h * c + h * h * kp;
+    double J = inertia + h * c + theta * h * h * kp;
     p = -kp / J;
-    r = -(c + h * kp) / J;
+    r = -(c + theta * h * kp) / J;
   } else if (integrator == mjINT_IMPLICIT) {
     double J = inertia + h * c;
     p = -kp / J;
@@ -523,6 +524,14 @@ bool AnalyzeServos(const mjModel* m, const ServoOptions& options, ServoReport* r
   }
   mj_forward(m, d);
 
+  // mjENBL_POSWEIGHT's weights, at the analysed timestep (the engine reads opt.timestep)
+  report->posweight = options.posweight;
+  mjModel* weights = nullptr;
+  if (options.posweight) {
+    weights = mj_copyModel(nullptr, m);
+    weights->opt.timestep = h;
+  }
+
   int nv = m->nv;
   std::vector<mjtNum> x(std::max(nv, 1)), unit(std::max(nv, 1));
   bool passive = !(m->opt.disableflags & mjDSBL_PASSIVE);
@@ -564,6 +573,7 @@ bool AnalyzeServos(const mjModel* m, const ServoOptions& options, ServoReport* r
     row.scope_name = ScopeName(row.scope);
     row.in_scope = row.scope == mjPOSSCOPE_RESTORING;
     if (!row.in_scope) row.why = ExcludedWhy(row.scope, row);
+    if (weights && row.in_scope) row.theta = mjd_posWeight(weights, d, mjOBJ_ACTUATOR, i);
 
     int gt = m->actuator_gaintype[i], bt = m->actuator_biastype[i];
     bool affine = (gt == mjGAIN_FIXED || gt == mjGAIN_AFFINE) &&
@@ -617,6 +627,7 @@ bool AnalyzeServos(const mjModel* m, const ServoOptions& options, ServoReport* r
     row.scope_name = ScopeName(row.scope);
     row.in_scope = row.scope == mjPOSSCOPE_RESTORING;
     if (!row.in_scope) row.why = ExcludedWhy(row.scope, row);
+    if (weights && row.in_scope) row.theta = mjd_posWeight(weights, d, mjOBJ_JOINT, j);
     row.kp = passive ? k : 0;
     row.slopes_known = true;
     if (scalar) {
@@ -644,6 +655,7 @@ bool AnalyzeServos(const mjModel* m, const ServoOptions& options, ServoReport* r
     if (row.verdict == Verdict::kUnstable) report->unstable++;
   }
   if (report->system.analysed && report->system.verdict == Verdict::kUnstable) report->unstable++;
+  if (weights) mj_deleteModel(weights);
   mj_deleteData(d);
   return true;
 }
@@ -656,7 +668,11 @@ std::string FormatText(const ServoReport& r) {
                 r.key < 0 ? "qpos0" : ("keyframe " + std::to_string(r.key)).c_str());
   out += buf;
   out += "units: kp, cap per unit actuator length; kv, damp per unit length velocity; "
-         "inertia = 1/(m M^-1 m')\n\n";
+         "inertia = 1/(m M^-1 m')\n";
+  if (r.posweight) {
+    out += "flag columns: implicit + mjENBL_IMPLICITPOS + mjENBL_POSWEIGHT; w: the term's weight\n";
+  }
+  out += "\n";
   std::snprintf(buf, sizeof(buf),
                 "%-3s %-16s %-12s %-30s %6s %10s %9s %9s %10s %8s %6s %6s %10s %7s %6s %-8s | "
                 "%-12s %8s %6s %6s %-8s\n",
@@ -682,7 +698,8 @@ std::string FormatText(const ServoReport& r) {
                   known ? Num(row.cap, "%.4g").c_str() : "-",
                   known ? Num(row.ratio, "%.3g").c_str() : "-",
                   known ? Num(row.stock.modulus, "%.4f").c_str() : "-", VerdictName(row.verdict),
-                  row.scope_name.c_str(),
+                  (r.posweight && row.in_scope ? "w=" + Num(row.theta, "%.3f") : row.scope_name)
+                      .c_str(),
                   known ? Num(row.flag.freq, "%.4g").c_str() : "-",
                   known ? Num(row.flag.zeta, "%.3g").c_str() : "-",
                   known ? Num(row.flag.modulus, "%.4f").c_str() : "-",
@@ -707,9 +724,10 @@ std::string FormatText(const ServoReport& r) {
   } else {
     std::snprintf(buf, sizeof(buf),
                   "  %s: spectral radius %.6f, position slopes can be scaled by %s before it is "
-                  "unstable: %s\n  implicit + mjENBL_IMPLICITPOS: spectral radius %.6f: %s\n",
+                  "unstable: %s\n  implicit + mjENBL_IMPLICITPOS%s: spectral radius %.6f: %s\n",
                   IntegratorName(r.integrator), r.system.rho, Num(r.system.margin, "%.4g").c_str(),
-                  VerdictName(r.system.verdict), r.system.rho_flag,
+                  VerdictName(r.system.verdict), r.posweight ? " + mjENBL_POSWEIGHT" : "",
+                  r.system.rho_flag,
                   VerdictName(r.system.flag_verdict));
     out += buf;
   }
@@ -725,6 +743,7 @@ std::string FormatJson(const ServoReport& r) {
   out += "  \"timestep\": " + JsonNum(r.timestep) + ",\n";
   out += "  \"integrator\": " + JsonStr(IntegratorName(r.integrator)) + ",\n";
   out += "  \"key\": " + (r.key < 0 ? std::string("null") : std::to_string(r.key)) + ",\n";
+  out += "  \"posweight\": " + std::string(r.posweight ? "true" : "false") + ",\n";
   out += "  \"rows\": [";
   for (size_t n = 0; n < r.rows.size(); ++n) {
     const ServoRow& row = r.rows[n];
@@ -750,6 +769,7 @@ std::string FormatJson(const ServoReport& r) {
     out += ", \"scope\": " + JsonStr(row.scope_name);
     out += ", \"in_scope\": " + std::string(row.in_scope ? "true" : "false");
     out += ", \"excluded_why\": " + JsonStr(row.why);
+    if (r.posweight) out += ", \"posweight_theta\": " + JsonNum(row.theta);
     out += ", \"flag\": " + JsonDiscrete(row.flag);
     out += ", \"flag_verdict\": " + JsonStr(VerdictName(row.flag_verdict)) + "}";
   }

@@ -31,6 +31,7 @@ struct ServoOptions {
   int integrator = -1;    // mjtIntegrator; < 0: the model's
   int key = -1;           // keyframe; < 0: qpos0
   int system_max_nv = 200;  // coupled analysis only up to this many dofs
+  bool posweight = false;   // the flag columns: implicitpos with mjENBL_POSWEIGHT's weights
 };
 
 // Discrete behaviour of a one-dof (or coupled) linear map.
@@ -75,6 +76,7 @@ struct ServoRow {
   std::string scope_name;      // e.g. "RESTORING", "TRANSMISSION"
   bool in_scope = false;       // made implicit in position by the flag
   std::string why;             // short reason text when excluded
+  double theta = 1;            // weight of the term under mjENBL_POSWEIGHT (1: backward Euler)
   Discrete flag;               // implicit + flag (excluded: stock implicit)
   Verdict flag_verdict = Verdict::kUnknown;
 };
@@ -97,6 +99,7 @@ struct ServoReport {
   int integrator = 0;
   int key = -1;
   int nv = 0;
+  bool posweight = false;      // flag columns include mjENBL_POSWEIGHT
   std::vector<ServoRow> rows;
   ServoSystem system;
   int unstable = 0;            // number of unstable rows, plus 1 if the system is unstable
@@ -110,9 +113,10 @@ bool AnalyzeServos(const mjModel* m, const ServoOptions& options, ServoReport* r
 // One-dof helpers (actuator units), exposed for tests.
 // Largest stable kp of the one-dof map; kv is explicit under Euler, damping implicit.
 double OneDofCap(int integrator, double h, double inertia, double kv, double damping);
-// Poles of the one-dof map of the integrator (mjINT_*), or of implicit + flag if flag.
+// Poles of the one-dof map of the integrator (mjINT_*), or of implicit + flag if flag, with the
+// position terms weighted by theta (mjENBL_POSWEIGHT; 1: backward Euler).
 Discrete OneDofMap(int integrator, bool flag, double h, double inertia, double kp, double kv,
-                   double damping);
+                   double damping, double theta = 1);
 
 std::string FormatText(const ServoReport& report);
 std::string FormatJson(const ServoReport& report);

@@ -153,6 +153,54 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(info.param.integrator) + std::to_string(info.index);
     });
 
+//------------------------------ one hinge: weighted mode -------------------------------------------
+
+// the dominant pole modulus of the engine's own one-step map of (q, v), target 0
+double EngineModulus(mjModel* m) {
+  mjData* d = mj_makeData(m);
+  double a[2][2];
+  for (int c = 0; c < 2; ++c) {
+    mj_resetData(m, d);
+    (c ? d->qvel : d->qpos)[0] = 1e-6;
+    mj_step(m, d);
+    a[0][c] = d->qpos[0] / 1e-6;
+    a[1][c] = d->qvel[0] / 1e-6;
+  }
+  mj_deleteData(d);
+  double tr = a[0][0] + a[1][1], det = a[0][0] * a[1][1] - a[0][1] * a[1][0];
+  double disc = tr * tr - 4 * det;
+  if (disc < 0) return std::sqrt(det);
+  return std::max(std::abs(0.5 * (tr + std::sqrt(disc))), std::abs(0.5 * (tr - std::sqrt(disc))));
+}
+
+// Catches: --posweight reporting weights the engine does not apply (or none): the flag columns'
+// pole modulus of each one-hinge servo and spring equals that of the engine's weighted step.
+TEST(ServoReportPosWeight, FlagColumnsAreTheEnginesWeightedStep) {
+  for (double kp : {30.0, 300.0, 3000.0}) {
+    for (bool spring : {false, true}) {
+      mjModel* m = LoadXml(spring ? OneHingeSpringXml(0.01576, kp, 0.1, 0.005)
+                                  : OneHingeXml(0.01576, kp, 0.1, 0.005));
+      ASSERT_NE(m, nullptr);
+      ServoOptions options;
+      options.posweight = true;
+      ServoReport report;
+      ASSERT_TRUE(AnalyzeServos(m, options, &report));
+      ASSERT_EQ(report.rows.size(), 1u);
+      const ServoRow& row = report.rows[0];
+      EXPECT_GT(row.theta, 0);
+      EXPECT_LT(row.theta, 1);  // at these gains the weight is not backward Euler's
+
+      m->opt.enableflags |= mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT;
+      double weighted = EngineModulus(m);
+      m->opt.enableflags &= ~mjENBL_POSWEIGHT;
+      double backward_euler = EngineModulus(m);
+      EXPECT_NEAR(row.flag.modulus, weighted, 1e-6) << "kp " << kp << " spring " << spring;
+      EXPECT_GT(std::abs(weighted - backward_euler), 1e-3) << "kp " << kp;
+      mj_deleteModel(m);
+    }
+  }
+}
+
 //------------------------------ one hinge: joint spring --------------------------------------------
 
 class OneSpringCapTest : public ::testing::TestWithParam<HingeCase> {};
