@@ -28,6 +28,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
+#include "engine/engine_derivative_pos.h"
 #include "engine/engine_forward.h"
 #include "test/models.h"
 
@@ -452,6 +453,29 @@ TEST(ImplicitPosArm, FixedTendonOnChainMatchesDenseSolve) {
   std::vector<double> stock =
       DenseReferenceVelocity(m.get(), before.get(), after.get(), false, false);
   EXPECT_GT(MaxRelDiff(stock, after->qvel), 1e-6);
+}
+
+// Catches: a gain too stiff for the factorization taken into K: with a 1e300 tendon servo over
+// two joints, qLU + h^2 K was singular and mju_factorLUSparse raised an error where stock steps.
+TEST(ImplicitPosBadGains, TooStiffLeftExplicit) {
+  std::string xml = ChainXml(3, 1.0, 0.0, 5e-3);
+  size_t a = xml.find("  <actuator>");
+  xml = xml.substr(0, a) +
+        "  <tendon><fixed name=\"t\"><joint joint=\"j0\" coef=\"1\"/>"
+        "<joint joint=\"j1\" coef=\"-0.5\"/></fixed></tendon>\n"
+        "  <actuator><general tendon=\"t\" gainprm=\"1e300\" biastype=\"affine\""
+        " biasprm=\"0 -1e300 0\"/></actuator>\n</mujoco>\n";
+  ModelPtr m = LoadXml(xml);
+  std::vector<std::vector<double>> qpos;
+  for (bool on : {false, true}) {
+    SetFlag(m.get(), on);
+    DataPtr d(mj_makeData(m.get()));
+    mj_forward(m.get(), d.get());
+    EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_NONRESTORING);
+    for (int t = 0; t < 10; ++t) mj_step(m.get(), d.get());
+    qpos.emplace_back(d->qpos, d->qpos + m->nq);
+  }
+  EXPECT_EQ(std::memcmp(qpos[0].data(), qpos[1].data(), m->nq * sizeof(double)), 0);
 }
 
 //------------------------------ reused factorization ----------------------------------------------

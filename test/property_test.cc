@@ -586,8 +586,8 @@ bool ScopeTransmission(const mjModel* m, int i) {
 
 // README's scope of actuator i at d's state (after mj_forward): restoring and in scope, so that
 // its slope enters K. slope = biasprm[1] + gainprm[1] * (ctrl or act), affine gain and bias
-// types only; left explicit on its forcerange clamp, with a slope >= 0 or not finite, or an
-// out-of-scope transmission
+// types only; left explicit on its forcerange clamp, with a slope >= 0, not finite or stiffer than
+// h^2 |slope| <= mjMAXVAL, or an out-of-scope transmission
 bool ExpectRestoring(const mjModel* m, const mjData* d, int i) {
   if ((m->opt.disableflags & mjDSBL_ACTUATION) || !ScopeTransmission(m, i)) return false;
   int gaintype = m->actuator_gaintype[i], biastype = m->actuator_biastype[i];
@@ -621,7 +621,8 @@ bool ExpectRestoring(const mjModel* m, const mjData* d, int i) {
     }
     slope += g1 * input;
   }
-  return slope < 0 && std::isfinite(slope);
+  double h = m->opt.timestep;
+  return slope < 0 && std::isfinite(slope) && -slope * h * h <= mjMAXVAL;
 }
 
 // true if no force can contribute to K whatever the state, so that flag on must equal flag off

@@ -194,11 +194,12 @@ int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope
     }
   }
 
-  // sign of the slope: restoring only, finite only
+  // sign of the slope: restoring only, finite only, and no stiffer than the factorization of
+  // M + h^2 K can resolve (h^2 |slope| <= mjMAXVAL; a 1e300 gain left it singular)
   if (s==0) {
     return mjPOSSCOPE_ZERO;
   }
-  if (!(s < 0) || !isfinite(s)) {
+  if (!(s < 0) || !isfinite(s) || -s * m->opt.timestep * m->opt.timestep > mjMAXVAL) {
     return mjPOSSCOPE_NONRESTORING;
   }
   return mjPOSSCOPE_RESTORING;
@@ -411,7 +412,8 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
   } else if (objtype==mjOBJ_JOINT && id>=0 && id<m->njnt && isScalar(m, id)) {
     mjtNum stiffness = m->jnt_stiffness[id];
     int dof = m->jnt_dofadr[id];
-    if (stiffness > 0 && isfinite(stiffness) && !mjDISABLED(mjDSBL_PASSIVE)) {
+    if (stiffness > 0 && isfinite(stiffness) && !mjDISABLED(mjDSBL_PASSIVE) &&
+        stiffness * m->opt.timestep * m->opt.timestep <= mjMAXVAL) {
       weight = posWeight(m->opt.timestep, stiffness, m->dof_damping[dof],
                          dofInvWeight(m, d, dof, cache, scratch));
     }
@@ -500,7 +502,8 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
   // joint stiffness of hinges and slides: diagonal
   for (int j=0; j<m->njnt && !mjDISABLED(mjDSBL_PASSIVE); j++) {
     mjtNum stiffness = m->jnt_stiffness[j];
-    if (!isScalar(m, j) || !(stiffness > 0) || !isfinite(stiffness)) {
+    if (!isScalar(m, j) || !(stiffness > 0) || !isfinite(stiffness) ||
+        stiffness * m->opt.timestep * m->opt.timestep > mjMAXVAL) {
       continue;
     }
     int dof = m->jnt_dofadr[j];

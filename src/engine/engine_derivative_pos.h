@@ -39,7 +39,8 @@ MJAPI void mjd_implicitPos(const mjModel* m, mjData* d,
 typedef enum mjtPosScope_ {
   mjPOSSCOPE_RESTORING = 0,       // in scope, restoring slope: contributes to K
   mjPOSSCOPE_ZERO,                // in scope, zero slope (e.g. a motor): nothing to add
-  mjPOSSCOPE_NONRESTORING,        // in scope, slope positive or not finite: left explicit
+  mjPOSSCOPE_NONRESTORING,        // slope positive, not finite, or h^2 |slope| > mjMAXVAL:
+                                  // left explicit
   mjPOSSCOPE_CLAMPED,             // force on its forcerange clamp: left explicit
   mjPOSSCOPE_GAINBIAS,            // muscle or user gain/bias: left explicit
   mjPOSSCOPE_TRANSMISSION,        // ball/free joint, spatial tendon, fixed tendon listing a
