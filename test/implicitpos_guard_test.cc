@@ -353,8 +353,8 @@ TEST(ImplicitPosGuardSlope, UserGainOrBiasIsExcluded) {
   }
 }
 
-// Catches: a slope that is positive but below 1, or -inf, taken as restoring; a restoring one
-// left out.
+// Catches: a slope that is positive but below 1, -inf, or too stiff for the factorization taken
+// as restoring; a restoring one left out.
 TEST(ImplicitPosGuardSlope, SignAndFiniteness) {
   ModelPtr m = Load(Model("<actuator>" + Affine("joint=\"a\"", 5, 0, -1) + "</actuator>"));
   ASSERT_NE(m, nullptr);
@@ -366,8 +366,12 @@ TEST(ImplicitPosGuardSlope, SignAndFiniteness) {
   for (Case c : {Case{0.5, mjPOSSCOPE_NONRESTORING}, Case{2, mjPOSSCOPE_NONRESTORING},
                  Case{kInf, mjPOSSCOPE_NONRESTORING}, Case{-kInf, mjPOSSCOPE_NONRESTORING},
                  Case{kNaN, mjPOSSCOPE_NONRESTORING}, Case{0, mjPOSSCOPE_ZERO},
-                 Case{-0.5, mjPOSSCOPE_RESTORING}, Case{-1e300, mjPOSSCOPE_RESTORING}}) {
-    m->actuator_biasprm[1] = c.slope;
+                 Case{-0.5, mjPOSSCOPE_RESTORING}, Case{-0.99, mjPOSSCOPE_RESTORING},
+                 Case{-1.01, mjPOSSCOPE_NONRESTORING}, Case{-1e300, mjPOSSCOPE_NONRESTORING}}) {
+    // slopes of magnitude about 1 are scaled to the stiffness bound h^2 |slope| <= mjMAXVAL
+    double h = m->opt.timestep;
+    bool near_bound = c.slope == -0.99 || c.slope == -1.01;
+    m->actuator_biasprm[1] = near_bound ? c.slope * mjMAXVAL / (h * h) : c.slope;
     SetState(m.get(), d.get());
     mj_forward(m.get(), d.get());
     EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), c.scope) << c.slope;
