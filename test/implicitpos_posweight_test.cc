@@ -26,6 +26,7 @@
 #include <Eigen/Dense>
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
+#include "engine/engine_derivative_pos.h"
 #include "test/models.h"
 
 namespace mjpos {
@@ -179,6 +180,87 @@ TEST(PosWeight, OneDofStableForEveryGain) {
       }
     }
   }
+}
+
+// theta of the one-hinge servo at (h w_n, zeta), from the engine
+double HingeWeight(Hinge* hinge, double hw, double zeta) {
+  hinge->Set(hw, zeta, 5e-3);
+  mjModel* m = hinge->model();
+  DataPtr d(mj_makeData(m));
+  mj_forward(m, d.get());
+  return mjd_posWeight(m, d.get(), mjOBJ_ACTUATOR, 0);
+}
+
+// Catches: a broken table lookup (a wrong grid value of zeta or h w_n, a wrong row or column):
+// the weight is continuous in both, across every row and column of the table.
+TEST(PosWeight, WeightContinuousInBothArguments) {
+  Hinge hinge;
+  for (double hw : {0.07, 0.3, 1.0, 2.5, 6.0}) {
+    double last = HingeWeight(&hinge, hw, 0);
+    for (double zeta = 0.002; zeta <= 3.2; zeta += 0.002) {
+      double theta = HingeWeight(&hinge, hw, zeta);
+      EXPECT_LT(std::abs(theta - last), 0.01) << "h w_n " << hw << " zeta " << zeta;
+      EXPECT_GT(theta, 0);
+      EXPECT_LE(theta, 1);
+      last = theta;
+    }
+  }
+  for (double zeta : {0.0, 0.25, 0.7, 1.0, 2.5}) {
+    double last = HingeWeight(&hinge, 0.04, zeta);
+    for (double u = -1.4; u <= 2.6; u += 0.002) {
+      double theta = HingeWeight(&hinge, std::pow(10.0, u), zeta);
+      EXPECT_LT(std::abs(theta - last), 0.01) << "h w_n " << std::pow(10.0, u) << " zeta " << zeta;
+      last = theta;
+    }
+  }
+}
+
+// Catches: the damping of an affine gain's velocity term (gainprm[2] * input) taken with the
+// wrong sign or left out of zeta: it weighs like the same damping in the bias.
+TEST(PosWeight, GainVelocityTermIsDamping) {
+  const double kp = 300, kv = 0.8, input = 0.5;
+  ModelPtr bias(LoadXmlString(OneHingeXml(kInertia, kp, kv, 0.005)));
+  ModelPtr gain(LoadXmlString(OneHingeXml(kInertia, kp, 0, 0.005)));
+  gain->actuator_gaintype[0] = mjGAIN_AFFINE;
+  gain->actuator_gainprm[0] = kp;
+  gain->actuator_gainprm[2] = -kv / input;
+  DataPtr db(mj_makeData(bias.get())), dg(mj_makeData(gain.get()));
+  db->ctrl[0] = dg->ctrl[0] = input;
+  mj_forward(bias.get(), db.get());
+  mj_forward(gain.get(), dg.get());
+  double wb = mjd_posWeight(bias.get(), db.get(), mjOBJ_ACTUATOR, 0);
+  double wg = mjd_posWeight(gain.get(), dg.get(), mjOBJ_ACTUATOR, 0);
+  EXPECT_NEAR(wg, wb, 1e-12);
+  ModelPtr undamped(LoadXmlString(OneHingeXml(kInertia, kp, 0, 0.005)));
+  DataPtr du(mj_makeData(undamped.get()));
+  mj_forward(undamped.get(), du.get());
+  EXPECT_GT(std::abs(mjd_posWeight(undamped.get(), du.get(), mjOBJ_ACTUATOR, 0) - wb), 1e-3);
+}
+
+// Catches: an id outside the model read as an actuator or joint (out of bounds), or a joint id
+// read as an actuator's: such a term has weight 1, as one outside the scope of K.
+TEST(PosWeight, WeightOfAnIdOutsideTheModelIsOne) {
+  ModelPtr m(LoadXmlString(OneHingeXml(kInertia, 300, 0.1, 0.005)));
+  DataPtr d(mj_makeData(m.get()));
+  mj_forward(m.get(), d.get());
+  EXPECT_LT(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 0), 1);
+  for (int id : {-1, m->nu, m->nu + 1000000}) {
+    EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, id), 1) << id;
+  }
+  for (int id : {-1, m->njnt, m->njnt + 1000000}) {
+    EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, id), 1) << id;
+  }
+
+  // a joint's spring is asked for as a joint, not as the actuator of the same index
+  ModelPtr both(LoadXmlString(OneHingeXml(kInertia, 3000, 0.1, 0.005)));
+  both->jnt_stiffness[0] = 30;
+  ModelPtr spring(LoadXmlString(OneHingeSpringXml(kInertia, 30, 0, 0.005)));
+  DataPtr db(mj_makeData(both.get())), ds(mj_makeData(spring.get()));
+  mj_forward(both.get(), db.get());
+  mj_forward(spring.get(), ds.get());
+  double joint = mjd_posWeight(both.get(), db.get(), mjOBJ_JOINT, 0);
+  EXPECT_NEAR(joint, mjd_posWeight(spring.get(), ds.get(), mjOBJ_JOINT, 0), 1e-12);
+  EXPECT_GT(std::abs(joint - mjd_posWeight(both.get(), db.get(), mjOBJ_ACTUATOR, 0)), 1e-3);
 }
 
 // random serial chain: hinges and slides with armature and damping, servos with gears on every

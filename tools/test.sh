@@ -3,7 +3,9 @@
 #  1. a sanitizer build (-fsanitize=address,undefined) of libmujoco, this project's tests
 #     (test/ and the servo report's) and upstream's engine tests, all run;
 #  2. the release build of everything (patched and stock libmujoco, upstream's 2.2.2 suite, this
-#     project's tests, benchmark smoke run, Python bindings and their tests), run by ctest.
+#     project's tests, the peer suite, benchmark smoke run, Python bindings and their tests), run
+#     by ctest;
+#  3. a fixed subset of the mutation gate (tools/mutate.sh --subset=12, build directory build-mut).
 # Build directories: $BUILD_DIR (default: build) and $BUILD_DIR-asan. Set MJPOS_SKIP_ASAN=1 to
 # skip step 1. Extra arguments are passed to the final ctest.
 set -euo pipefail
@@ -39,5 +41,8 @@ fi
 # 2. everything, release build
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j"$jobs"
-cd "$build"
-ctest --output-on-failure -j"$jobs" "$@"
+(cd "$build" && ctest --output-on-failure -j"$jobs" "$@")
+
+# 3. a fixed subset of the mutation gate: a dozen single-line breaks of the engine code, each of
+#    which some test must catch (doc/testing.md, "Mutation gate"; its own build directory)
+bash tools/mutate.sh --subset=12
