@@ -253,28 +253,49 @@ def patch_added_lines(tree):
   return result
 
 
+FUNCTION = re.compile(r"^[A-Za-z_][\w\s\*]*?\b([A-Za-z_]\w*)\s*\(")
+
+
+def functions(lines):
+  """Per line, the name of the function it is in ("" at file scope): definitions begin, and end
+  with "}", in column 0, as in MuJoCo's C."""
+  out, name = [], ""
+  for line in lines:
+    mt = FUNCTION.match(line)
+    if mt and not line.rstrip().endswith(";"):
+      name = mt.group(1)
+    out.append(name)
+    if line.startswith("}"):
+      name = ""  # file scope again
+  return out
+
+
 def generate(tree):
-  """All mutants, in a fixed order: dicts with id, path, line (1-based), origin, op, orig, mut."""
+  """All mutants, in a fixed order: dicts with id, path, line (1-based), function, origin, op,
+  orig, mut. The id hashes the file, the function, the original and the mutated line and the
+  occurrence of that pair within the function, so it does not change when code moves or when
+  other functions change."""
   targets = [(OVERLAY, None)] + sorted(patch_added_lines(tree).items())
   mutants = []
   for path, selected in targets:
     lines = read_tree_file(tree, path).split("\n")
     toks = tokenize(lines)
+    func = functions(lines)
     seen = {}
     for n in range(len(lines)):
       if selected is not None and n not in selected:
         continue
       for op, mut in line_mutants(lines, toks, n):
-        key = (lines[n].strip(), mut.strip())
+        key = (func[n], lines[n].strip(), mut.strip())
         if mut == lines[n] or (n, mut) in seen:
           continue
         seen[(n, mut)] = True
         dup = seen.get(key, 0)
         seen[key] = dup + 1
-        digest = hashlib.sha1("\0".join([path, key[0], key[1], str(dup)]).encode()).hexdigest()
+        digest = hashlib.sha1("\0".join([path, *key, str(dup)]).encode()).hexdigest()
         mutants.append({
             "id": "%s:%s" % (os.path.basename(path), digest[:8]),
-            "path": path, "line": n + 1,
+            "path": path, "line": n + 1, "function": func[n],
             "origin": "src" if selected is None else "patch " + selected[n],
             "op": op, "orig": lines[n], "mut": mut})
   return mutants
@@ -441,7 +462,7 @@ def main():
   ap.add_argument("--build", default=os.path.join(ROOT, "build-mut"))
   ap.add_argument("--subset", type=int, default=0,
                   help="run N mutants spread evenly over the non-equivalent ones")
-  ap.add_argument("--only", default="", help="comma-separated mutant ids")
+  ap.add_argument("--only", help="comma-separated mutant ids")
   ap.add_argument("--list", action="store_true", help="list the mutants, run nothing")
   ap.add_argument("--check-equivalent", action="store_true",
                   help="also run the listed equivalents; a killed one is an error")
@@ -468,14 +489,17 @@ def main():
   if args.list:
     for m in mutants:
       tag = "  [equivalent]" if m["id"] in equivalents else ""
-      print("%s  %s:%d (%s)  %s%s\n    - %s\n    + %s" %
-            (m["id"], m["path"], m["line"], m["origin"], m["op"], tag, m["orig"].strip(),
-             m["mut"].strip()))
+      print("%s  %s:%d %s() (%s)  %s%s\n    - %s\n    + %s" %
+            (m["id"], m["path"], m["line"], m["function"], m["origin"], m["op"], tag,
+             m["orig"].strip(), m["mut"].strip()))
     print("%d mutants, %d listed equivalent" % (len(mutants), len(equivalents)))
     return 0
 
-  if args.only:
-    wanted = set(args.only.split(","))
+  if args.only is not None:
+    wanted = set(x for x in args.only.split(",") if x)
+    if not wanted:
+      print("mutate: --only needs at least one mutant id", file=sys.stderr)
+      return 2
     unknown = wanted - ids
     if unknown:
       print("mutate: unknown mutant ids: %s" % ", ".join(sorted(unknown)), file=sys.stderr)
