@@ -20,9 +20,12 @@
 // transmissions, and the actuation outputs that mj_inverse saves and restores.
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <string>
@@ -31,6 +34,7 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 #include "engine/engine_derivative_pos.h"
+#include "engine/engine_inverse.h"
 #include "engine/engine_support.h"
 #include "test/models.h"
 
@@ -265,7 +269,8 @@ class PoisonPastTheEnd {
 };
 
 // Catches: a loop over actuators, controls or joints running one past the end (i <= nu,
-// k <= nu, j <= njnt): each reads an element that does not exist.
+// k <= nu, j <= njnt), or mjd_posWeight accepting the id nu or njnt: each reads an element that
+// does not exist.
 TEST(ImplicitPosGuardInput, ReadsNothingPastTheEnd) {
   ModelPtr m = Load(Model("<actuator>" + Affine("joint=\"a\"", 5, -30, -100) +
                           Affine("joint=\"b\"", 5, -20, -80) + "</actuator>"));
@@ -282,6 +287,8 @@ TEST(ImplicitPosGuardInput, ReadsNothingPastTheEnd) {
     EngineK(m.get(), d.get(), &k_poisoned, &kv_poisoned);
     EXPECT_EQ(Slope(m.get(), d.get(), 0), slope[0]);
     EXPECT_EQ(Slope(m.get(), d.get(), 1), slope[1]);
+    EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, m->nu), 1);
+    EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, m->njnt), 1);
   }
   EXPECT_EQ(k_poisoned, k);
   EXPECT_EQ(kv_poisoned, kv);
@@ -376,6 +383,48 @@ TEST(ImplicitPosGuardSlope, SignAndFiniteness) {
     mj_forward(m.get(), d.get());
     EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), c.scope) << c.slope;
   }
+}
+
+// the stiffness k > 0 for which (k*h)*h is exactly mjMAXVAL, the engine's bound, if there is one
+// near mjMAXVAL/h^2 (0 otherwise)
+double StiffnessAtTheBound(double h) {
+  double k = mjMAXVAL / (h * h);
+  for (int i = 0; i < 64; ++i) {
+    double p = k * h * h;
+    if (p == mjMAXVAL) return k;
+    k = std::nextafter(k, p < mjMAXVAL ? kInf : 0.0);
+  }
+  return 0;
+}
+
+// Catches: the stiffness bound h^2 |slope| <= mjMAXVAL (h^2 k for springs) made exclusive or
+// dropped, or a negative spring taken into K: a servo or spring exactly on the bound is in K, with
+// its weight under mjENBL_POSWEIGHT; a spring just past it, or negative, is not.
+TEST(ImplicitPosGuardSlope, StiffnessBoundIsInclusive) {
+  ModelPtr m = Load(Model("<actuator>" + Affine("joint=\"a\"", 5, 0, -1) + "</actuator>"));
+  ASSERT_NE(m, nullptr);
+  const double h = m->opt.timestep, k = StiffnessAtTheBound(h);
+  ASSERT_GT(k, 0);
+  m->actuator_biasprm[1] = -k;
+  m->jnt_stiffness[0] = -5;                      // joint a: negative, never in K
+  m->jnt_stiffness[1] = std::nextafter(k, kInf);  // joint b: just past the bound
+  m->jnt_stiffness[2] = k;                       // joint c: on it
+  DataPtr d(mj_makeData(m.get()));
+  SetState(m.get(), d.get());
+  mj_forward(m.get(), d.get());
+  // damping for zeta about 1, where the table's last column is below 1
+  int dof = m->jnt_dofadr[2], nv = m->nv;
+  m->dof_damping[dof] = 2 * std::sqrt(k / d->qLDiagInv[dof]);
+  m->actuator_biasprm[2] = -2 * std::sqrt(k / d->qLDiagInv[m->jnt_dofadr[0]]);
+  EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_RESTORING);
+  std::vector<double> kd, kv;
+  EngineK(m.get(), d.get(), &kd, &kv);
+  EXPECT_EQ(kd[dof * nv + dof], k);
+  int a = m->jnt_dofadr[0], b = m->jnt_dofadr[1];
+  EXPECT_EQ(kd[a * nv + a], k * d->actuator_moment[a] * d->actuator_moment[a]);  // the servo
+  EXPECT_EQ(kd[b * nv + b], 0);
+  EXPECT_NE(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 2), 1);
+  EXPECT_NE(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 0), 1);
 }
 
 //------------------------------ force range -------------------------------------------------------
@@ -506,6 +555,623 @@ TEST(ImplicitPosGuardInverse, ActuationOutputsRestoredWithActivations) {
   EXPECT_EQ(std::vector<mjtNum>(d->actuator_force, d->actuator_force + m->nu), force);
   EXPECT_EQ(std::vector<mjtNum>(d->qfrc_actuator, d->qfrc_actuator + m->nv), qfrc);
   EXPECT_EQ(std::vector<mjtNum>(d->act_dot, d->act_dot + m->na), act_dot);
+}
+
+// the inverse of a copy of (m, d0) with the given enable flags and integrator; d0's qacc is the
+// acceleration to invert; returns qfrc_inverse, and the stack's high-water mark in *maxuse
+std::vector<mjtNum> Inverse(const mjModel* m, const mjData* d0, int enableflags, int integrator,
+                            int* maxuse = nullptr) {
+  ModelPtr mc(mj_copyModel(nullptr, m));
+  mc->opt.enableflags = enableflags;
+  mc->opt.integrator = integrator;
+  DataPtr d(mj_makeData(mc.get()));
+  mj_copyData(d.get(), mc.get(), d0);
+  d->maxuse_stack = 0;
+  mj_inverse(mc.get(), d.get());
+  if (maxuse) *maxuse = d->maxuse_stack;
+  return std::vector<mjtNum>(d->qfrc_inverse, d->qfrc_inverse + mc->nv);
+}
+
+// a three-link arm without joint damping, after mj_forward, with an acceleration to invert
+DataPtr ArmToInvert(const mjModel* m) {
+  DataPtr d(mj_makeData(m));
+  SetState(m, d.get());
+  mj_forward(m, d.get());
+  for (int i = 0; i < m->nv; ++i) d->qacc[i] = 3.0 * std::sin(0.7 * i + 1.0) / 7.0;
+  return d;
+}
+
+// Catches: Euler without dof damping run through the conversion anyway (M^-1 (M qacc) is qacc
+// only to rounding; the documented behaviour is qacc unchanged, bit for bit).
+TEST(ImplicitPosGuardInverse, EulerWithoutDampingIsUntouched) {
+  std::string error;
+  ModelPtr m(LoadServoHumanoid(MJPOS_MODEL_DIR "/humanoid/humanoid.xml", 100, 5, &error));
+  ASSERT_NE(m, nullptr) << error;
+  m->opt.integrator = mjINT_EULER;
+  m->opt.disableflags |= mjDSBL_CONTACT;
+  for (int i = 0; i < m->nv; ++i) m->dof_damping[i] = 0;
+  DataPtr d = ArmToInvert(m.get());
+  EXPECT_EQ(Inverse(m.get(), d.get(), mjENBL_INVDISCRETE, mjINT_EULER),
+            Inverse(m.get(), d.get(), 0, mjINT_EULER));
+}
+
+std::string* guard_error = nullptr;
+void RecordGuardError(const char* msg) {
+  if (guard_error) *guard_error = msg;
+}
+
+// Catches: the conversion leaving its scratch on the MuJoCo stack (d->pstack is reset by the
+// caller, but everything after it then runs higher: maxuse_stack grows) on any of its exits:
+// Euler with damping, Euler without (early return), RK4 (the error exit).
+TEST(ImplicitPosGuardInverse, ConversionFreesItsStack) {
+  ModelPtr m = Load(ChainXml(3, 50, 2, 0.005, "Euler"));
+  ASSERT_NE(m, nullptr);
+  DataPtr d = ArmToInvert(m.get());
+  std::string error;
+  guard_error = &error;
+  mju_user_error = RecordGuardError;
+  int damped, undamped, rk4, continuous;
+  Inverse(m.get(), d.get(), 0, mjINT_EULER, &continuous);
+  Inverse(m.get(), d.get(), mjENBL_INVDISCRETE, mjINT_EULER, &damped);
+  Inverse(m.get(), d.get(), mjENBL_INVDISCRETE, mjINT_RK4, &rk4);
+  for (int i = 0; i < m->nv; ++i) m->dof_damping[i] = 0;
+  Inverse(m.get(), d.get(), mjENBL_INVDISCRETE, mjINT_EULER, &undamped);
+  mju_user_error = nullptr;
+  guard_error = nullptr;
+  EXPECT_NE(error.find("RK4"), std::string::npos);
+  EXPECT_GT(continuous, 0);
+  EXPECT_EQ(undamped, damped);
+  EXPECT_EQ(rk4, damped);
+  // the discrete qacc is saved (nv) for the rest of mj_inverse, nothing more
+  EXPECT_EQ(damped, continuous + m->nv);
+}
+
+// Catches: mj_inverse going on with the discrete conversion after the RK4 error when the error
+// handler returns: qacc is then read as continuous-time, as without the flag.
+TEST(ImplicitPosGuardInverse, Rk4ErrorFallsBackToContinuousTime) {
+  ModelPtr m = Load(ChainXml(3, 50, 2, 0.005, "RK4"));
+  ASSERT_NE(m, nullptr);
+  DataPtr d = ArmToInvert(m.get());
+  std::string error;
+  guard_error = &error;
+  mju_user_error = RecordGuardError;
+  std::vector<mjtNum> discrete = Inverse(m.get(), d.get(), mjENBL_INVDISCRETE, mjINT_RK4);
+  mju_user_error = nullptr;
+  guard_error = nullptr;
+  EXPECT_NE(error.find("RK4"), std::string::npos);
+  EXPECT_EQ(discrete, Inverse(m.get(), d.get(), 0, mjINT_RK4));
+}
+
+// Catches: the scope of K in the conversion reading the caller's actuator_force instead of the
+// force of the state being inverted (a servo whose stale force sits on its forcerange clamp).
+TEST(ImplicitPosGuardInverse, ScopeReadsTheStatesForce) {
+  ModelPtr m = Load(ChainXml(3, 50, 2, 0.005));
+  ASSERT_NE(m, nullptr);
+  for (int i = 0; i < m->nu; ++i) {
+    m->actuator_forcelimited[i] = 1;
+    m->actuator_forcerange[2 * i] = -1e3;
+    m->actuator_forcerange[2 * i + 1] = 1e3;
+  }
+  DataPtr d = ArmToInvert(m.get());
+  const int flags = mjENBL_INVDISCRETE | mjENBL_IMPLICITPOS;
+  std::vector<mjtNum> fresh = Inverse(m.get(), d.get(), flags, mjINT_IMPLICIT);
+  for (int i = 0; i < m->nu; ++i) d->actuator_force[i] = m->actuator_forcerange[2 * i];
+  EXPECT_EQ(Inverse(m.get(), d.get(), flags, mjINT_IMPLICIT), fresh);
+}
+
+// Catches: mj_compareFwdInv (fwdinv) running the discrete conversion, skipping the inverse, or
+// recomputing sensors: its statistics are those of the stock continuous-time inverse, and the
+// forward pass's sensors stay as they are.
+TEST(ImplicitPosGuardInverse, FwdinvComparesContinuousTime) {
+  // two coupled joints past their limits, one PGS iteration: the forward pass's constraint
+  // forces are not the inverse's
+  std::string xml = ChainXml(2, 400, 1, 0.01);
+  for (const char* j : {"<joint name=\"j0\"", "<joint name=\"j1\""}) {
+    xml.replace(xml.find(j), std::strlen(j),
+                std::string(j) + " limited=\"true\" range=\"-0.1 0.1\"");
+  }
+  xml.replace(xml.find("</mujoco>"), 9,
+              "  <option solver=\"PGS\" iterations=\"1\"/>\n  <sensor><jointlimitfrc joint=\"j0\"/>"
+              "<jointlimitfrc joint=\"j1\"/></sensor>\n</mujoco>");
+  ModelPtr m = Load(xml);
+  ASSERT_NE(m, nullptr);
+  for (int flags : {static_cast<int>(mjENBL_IMPLICITPOS), mjENBL_IMPLICITPOS | mjENBL_INVDISCRETE}) {
+    DataPtr d0(mj_makeData(m.get()));
+    SetState(m.get(), d0.get());
+    d0->qpos[0] = 0.3;  // past the limits
+    d0->qpos[1] = -0.25;
+
+    // one step without and with fwdinv (mj_step compares after the forward pass), and the
+    // forward pass alone
+    m->opt.enableflags = flags;
+    DataPtr s(mj_makeData(m.get())), g(mj_makeData(m.get()));
+    mj_copyData(s.get(), m.get(), d0.get());
+    mj_step(m.get(), s.get());
+    mj_copyData(g.get(), m.get(), d0.get());
+    mj_forward(m.get(), g.get());
+    m->opt.enableflags = flags | mjENBL_FWDINV;
+    DataPtr f(mj_makeData(m.get()));
+    mj_copyData(f.get(), m.get(), d0.get());
+    mj_step(m.get(), f.get());
+    ASSERT_GE(g->nefc, 2);
+    EXPECT_EQ(std::vector<mjtNum>(f->sensordata, f->sensordata + m->nsensordata),
+              std::vector<mjtNum>(s->sensordata, s->sensordata + m->nsensordata));
+
+    // reference: stock's comparison, the continuous-time inverse at the velocity stage of the
+    // forward pass's result
+    m->opt.enableflags = 0;
+    DataPtr r(mj_makeData(m.get()));
+    mj_copyData(r.get(), m.get(), g.get());
+    std::vector<mjtNum> qforce(m->nv), dif(m->nv);
+    mju_add(qforce.data(), r->qfrc_applied, r->qfrc_actuator, m->nv);
+    std::vector<mjtNum> constraint(r->qfrc_constraint, r->qfrc_constraint + m->nv);
+    mj_inverseSkip(m.get(), r.get(), mjSTAGE_VEL, 1);
+    mju_sub(dif.data(), constraint.data(), r->qfrc_constraint, m->nv);
+    EXPECT_EQ(f->solver_fwdinv[0], mju_norm(dif.data(), m->nv)) << flags;
+    mju_sub(dif.data(), qforce.data(), r->qfrc_inverse, m->nv);
+    EXPECT_EQ(f->solver_fwdinv[1], mju_norm(dif.data(), m->nv)) << flags;
+  }
+}
+
+//------------------------------ accuracy weights (mjENBL_POSWEIGHT) ------------------------------
+
+// The weight table of the engine source (src/engine/engine_derivative_pos.c of this repository,
+// not the build's copy): grid constants, zeta nodes and theta rows.
+struct WeightTable {
+  int nu = 0;
+  double u0 = 0, du = 0;
+  std::vector<double> zeta;
+  std::vector<std::vector<double>> theta;
+};
+
+std::vector<double> Numbers(const std::string& text) {
+  std::vector<double> out;
+  const char* p = text.c_str();
+  while (*p) {
+    if (std::isdigit(static_cast<unsigned char>(*p)) || *p == '-' || *p == '.') {
+      char* end;
+      double x = std::strtod(p, &end);
+      if (end == p) {
+        ++p;
+        continue;
+      }
+      out.push_back(x);
+      p = end;
+    } else {
+      ++p;
+    }
+  }
+  return out;
+}
+
+WeightTable ReadWeightTable() {
+  WeightTable t;
+  std::ifstream file(MJPOS_ENGINE_POS_C);
+  std::string src, line;
+  while (std::getline(file, line)) {
+    size_t comment = line.find("//");
+    src += (comment == std::string::npos ? line : line.substr(0, comment)) + "\n";
+  }
+  auto define = [&](const std::string& name) {
+    size_t at = src.find("#define " + name + " ");
+    EXPECT_NE(at, std::string::npos) << name;
+    return at == std::string::npos ? 0.0
+                                   : Numbers(src.substr(at + name.size() + 9,
+                                                        src.find('\n', at) - at - name.size() - 9))
+                                         .at(0);
+  };
+  t.nu = static_cast<int>(define("mjPOSW_NU"));
+  t.u0 = define("mjPOSW_U0");
+  t.du = define("mjPOSW_DU");
+  auto initializer = [&](const std::string& head) {
+    size_t at = src.find(head);
+    EXPECT_NE(at, std::string::npos) << head;
+    if (at == std::string::npos) return std::vector<double>();
+    at += head.size();
+    return Numbers(src.substr(at, src.find("};", at) - at));
+  };
+  t.zeta = initializer("posw_zeta[mjPOSW_NZETA] = {");
+  std::vector<double> all = initializer("posw_theta[mjPOSW_NZETA][mjPOSW_NU] = {");
+  EXPECT_EQ(all.size(), t.zeta.size() * t.nu);
+  for (size_t j = 0; j < t.zeta.size() && t.nu > 0 && all.size() == t.zeta.size() * t.nu; ++j) {
+    t.theta.emplace_back(all.begin() + j * t.nu, all.begin() + (j + 1) * t.nu);
+  }
+  return t;
+}
+
+// the table's weight (posWeight): bilinear in (log10(h w_n), zeta) on the table, clamped to it, 1
+// where h w_n or zeta is not finite or the inverse inertia is not positive
+double TableWeight(const WeightTable& t, double h, double k, double c, double invweight) {
+  double hw2 = h * h * k * invweight;
+  double zeta = 0.5 * c * std::sqrt(invweight / k);
+  if (!std::isfinite(hw2) || !std::isfinite(zeta) || !(invweight > 0)) return 1;
+  double u = hw2 > 0 ? (0.5 * std::log10(hw2) - t.u0) / t.du : 0;
+  u = std::min(std::max(u, 0.0), t.nu - 1.0);
+  int i = std::min(static_cast<int>(u), t.nu - 2);
+  double fu = u - i;
+  int nz = t.zeta.size();
+  zeta = std::min(std::max(zeta, 0.0), t.zeta[nz - 1]);
+  int j = 0;
+  while (j < nz - 2 && zeta >= t.zeta[j + 1]) ++j;
+  double fz = (zeta - t.zeta[j]) / (t.zeta[j + 1] - t.zeta[j]);
+  const std::vector<double>& r0 = t.theta[j];
+  const std::vector<double>& r1 = t.theta[j + 1];
+  return (1 - fz) * ((1 - fu) * r0[i] + fu * r0[i + 1]) + fz * ((1 - fu) * r1[i] + fu * r1[i + 1]);
+}
+
+// the documented weight: the table's at the model's inverse inertia invweight0 (qpos0), raised
+// to the stability floor at the current inverse inertia invweight: the smallest theta with
+// (1 - 2 theta) (h w_n)^2 <= (4 + 4 zeta h w_n)/2, i.e. 1/2 - 1/(h^2 k invweight) - c/(2 h k)
+double ReferenceWeight(const WeightTable& t, double h, double k, double c, double invweight0,
+                       double invweight) {
+  double theta = TableWeight(t, h, k, c, invweight0);
+  double floor = 0.5 - 1 / (h * h * k * invweight) - 0.5 * c / (h * k);
+  return floor > theta ? floor : theta;
+}
+
+// the weight of a joint spring: 1 where the spring is left explicit (h^2 k > mjMAXVAL)
+double ReferenceSpringWeight(const WeightTable& t, double h, double k, double c,
+                             double invweight0, double invweight) {
+  return k * h * h > mjMAXVAL ? 1 : ReferenceWeight(t, h, k, c, invweight0, invweight);
+}
+
+// makes the model's inverse weights at qpos0 stale: masses, inertias and armatures divided by
+// scale after compilation (no mj_setConst), so that every current inverse inertia is scale times
+// the model's
+void Lighten(mjModel* m, double scale) {
+  for (int b = 0; b < m->nbody; ++b) {
+    m->body_mass[b] /= scale;
+    for (int i = 0; i < 3; ++i) m->body_inertia[3 * b + i] /= scale;
+  }
+  for (int i = 0; i < m->nv; ++i) m->dof_armature[i] /= scale;
+}
+
+// m' M^-1 m from the dense mass matrix (Gauss-Jordan on M, independent of qLD)
+double DenseInvWeight(const mjModel* m, const mjData* d, const std::vector<double>& moment) {
+  int nv = m->nv;
+  std::vector<double> a(nv * nv), x(moment);
+  mj_fullM(m, a.data(), d->qM);
+  for (int c = 0; c < nv; ++c) {
+    for (int r = 0; r < nv; ++r) {
+      if (r == c) continue;
+      double f = a[r * nv + c] / a[c * nv + c];
+      for (int k = 0; k < nv; ++k) a[r * nv + k] -= f * a[c * nv + k];
+      x[r] -= f * x[c];
+    }
+  }
+  double w = 0;
+  for (int r = 0; r < nv; ++r) w += moment[r] * x[r] / a[r * nv + r];
+  return w;
+}
+
+std::vector<double> Unit(int nv, int dof) {
+  std::vector<double> e(nv, 0.0);
+  e[dof] = 1;
+  return e;
+}
+
+// Catches: a change to the weight lookup (grid, clamps, row search, interpolation, the
+// non-finite guard) or to the table, for joint springs over h w_n 0.01 ... 1e4 and zeta 0 ... 5,
+// including nodes, both ends and beyond.
+TEST(ImplicitPosGuardWeight, SpringWeightIsTheTableLookup) {
+  WeightTable t = ReadWeightTable();
+  ASSERT_EQ(t.theta.size(), t.zeta.size());
+  ASSERT_GE(t.zeta.size(), 3u);
+  ModelPtr m = Load(OneHingeSpringXml(0.01576, 1, 0, 0.005));
+  ASSERT_NE(m, nullptr);
+  DataPtr d(mj_makeData(m.get()));
+  mj_forward(m.get(), d.get());
+  const double h = m->opt.timestep, inertia = d->qM[0];
+  int checked = 0;
+  for (double hw : {1e-4, 0.01, 0.05, 0.058, 0.06, 0.1, 0.3, 0.5, 0.73, 1.0, 2.0, 3.7, 10.0, 100.0,
+                    310.0, 316.2, 400.0, 1e4}) {
+    for (double zeta : {0.0, 0.02, 0.05, 0.07, 0.3, 0.5, 0.7, 0.85, 1.0, 1.2, 1.5, 1.9, 2.0, 2.5, 3.0,
+                        5.0}) {
+      double k = inertia * (hw / h) * (hw / h);
+      m->jnt_stiffness[0] = k;
+      m->dof_damping[0] = 2 * zeta * std::sqrt(k * inertia);
+      double theta = mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0);
+      double ref = ReferenceSpringWeight(t, h, k, m->dof_damping[0], 1 / inertia, 1 / inertia);
+      EXPECT_NEAR(theta, ref, 1e-12) << "h w_n " << hw << " zeta " << zeta;
+      ++checked;
+    }
+  }
+
+  // degenerate terms: damping not finite, stiffness past the bound h^2 k <= mjMAXVAL (and just
+  // inside it), stiffness so small that zeta is not finite
+  struct Degenerate {
+    double k, c;
+  };
+  for (Degenerate g : {Degenerate{100, kInf}, Degenerate{1e300, 0}, Degenerate{1e300, 1e300},
+                       Degenerate{0.99 * mjMAXVAL / (h * h), 1e9},
+                       Degenerate{1.01 * mjMAXVAL / (h * h), 1e9}, Degenerate{1e-320, 0}}) {
+    m->jnt_stiffness[0] = g.k;
+    m->dof_damping[0] = g.c;
+    EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0),
+                ReferenceSpringWeight(t, h, g.k, g.c, 1 / inertia, 1 / inertia), 1e-12)
+        << "k " << g.k << " c " << g.c;
+  }
+  EXPECT_EQ(checked, 18 * 16);
+}
+
+// Catches: the non-finite and underflow guards of the weight, at extreme inverse inertias: h w_n
+// overflowing while zeta stays finite (an actuator geared by 1e150, zeta high enough that the
+// table's last column is not 1), and h w_n underflowing to 0 (a spring on a hinge of inertia
+// 1e300, where the lookup starts at the table's first column).
+TEST(ImplicitPosGuardWeight, ExtremeInverseInertia) {
+  WeightTable t = ReadWeightTable();
+  ASSERT_GE(t.zeta.size(), 3u);
+  for (double zeta : {1.0, 3.0}) {
+    ModelPtr m = Load(OneHingeXml(1, 1, 0, 0.005));
+    ASSERT_NE(m, nullptr);
+    const double h = m->opt.timestep, gear = 1e150, k = 3e14;  // h^2 k within mjMAXVAL
+    m->actuator_gear[0] = gear;
+    m->actuator_biasprm[1] = -k;
+    DataPtr d(mj_makeData(m.get()));
+    mj_forward(m.get(), d.get());
+    double invweight = gear * gear * d->qLDiagInv[0];
+    ASSERT_TRUE(std::isfinite(invweight));
+    ASSERT_FALSE(std::isfinite(h * h * k * invweight));
+    m->actuator_biasprm[2] = -2 * zeta * std::sqrt(k / invweight);
+    EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 0),
+                ReferenceWeight(t, h, k, -m->actuator_biasprm[2], invweight, invweight), 1e-12)
+        << "zeta " << zeta;
+  }
+  for (double zeta : {0.0, 0.4}) {
+    ModelPtr m = Load(OneHingeSpringXml(1, 1, 0, 0.005));
+    ASSERT_NE(m, nullptr);
+    // inertia 1e300: the armature, the body's inertia zeroed; then the model's constants again
+    m->dof_armature[0] = 1e300;
+    m->body_inertia[3] = m->body_inertia[4] = m->body_inertia[5] = 0;
+    DataPtr d(mj_makeData(m.get()));
+    mj_setConst(m.get(), d.get());
+    mj_forward(m.get(), d.get());
+    const double h = m->opt.timestep, k = 1e-20, invweight = d->qLDiagInv[0];
+    ASSERT_EQ(h * h * k * invweight, 0);
+    m->jnt_stiffness[0] = k;
+    m->dof_damping[0] = 2 * zeta * std::sqrt(k / invweight);
+    EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0),
+                ReferenceSpringWeight(t, h, k, m->dof_damping[0], invweight, invweight), 1e-12)
+        << "zeta " << zeta;
+  }
+}
+
+// Catches: a wrong inverse inertia (the model's at qpos0 for the table: joint dof_invweight0
+// through the gear, tendon tendon_invweight0; the current one for the floor: (M^-1)_dd, tendon
+// m' M^-1 m through qLD along the chain), the floor skipped or misplaced, a wrong damping (bias and
+// affine-gain velocity terms, the latter ignored for a fixed gain, joint damping through the gear,
+// none with passive forces disabled), or a weight applied to K other than per term. Fresh, and
+// with the model's inverse weights made stale by 30x (Lighten), where the floor decides.
+TEST(ImplicitPosGuardWeight, ActuatorAndSpringWeightsInK) {
+  WeightTable t = ReadWeightTable();
+  ASSERT_GE(t.zeta.size(), 3u);
+  const std::string xml =
+      "<mujoco>\n"
+      "  <option integrator=\"implicit\" timestep=\"0.005\" gravity=\"0 0 0\">"
+      "<flag contact=\"disable\"/></option>\n"
+      "  <default><joint armature=\"0.01\" damping=\"0.3\"/>"
+      "<geom type=\"capsule\" size=\".02\" fromto=\"0 0 0 .2 0 0\"/></default>\n"
+      "  <worldbody>\n"
+      "    <body><joint name=\"a\" axis=\"0 1 0\" stiffness=\"30\"/><geom/>\n"
+      "      <body pos=\".2 0 0\"><joint name=\"b\" axis=\"0 0 1\"/><geom/>\n"
+      "        <body pos=\".2 0 0\"><joint name=\"c\" axis=\"0 1 0\" damping=\"0\"/><geom/>\n"
+      "          <body pos=\".2 0 0\"><joint name=\"e\" axis=\"1 0 0\" stiffness=\"80\"/>"
+      "<geom/></body>\n"
+      "        </body>\n"
+      "      </body>\n"
+      "    </body>\n"
+      "  </worldbody>\n"
+      "  <tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"c\" "
+      "coef=\"-0.6\"/><joint joint=\"e\" coef=\"0.3\"/></fixed></tendon>\n"
+      "  <actuator>\n"
+      "    <general joint=\"a\" gainprm=\"400\" biastype=\"affine\" biasprm=\"0 -400 -2\"/>\n"
+      "    <general joint=\"b\" gear=\"2\" gaintype=\"affine\" gainprm=\"5 -300 -0.7\" "
+      "biastype=\"affine\" biasprm=\"0 -900 -1\"/>\n"
+      "    <general joint=\"c\" gear=\"-1.5\" gainprm=\"1 0 0.8\" biastype=\"affine\" "
+      "biasprm=\"0 -300 -1\"/>\n"
+      "    <general tendon=\"t\" gainprm=\"1\" biastype=\"affine\" biasprm=\"0 -2e3 -3\"/>\n"
+      "    <general joint=\"e\" gaintype=\"affine\" gainprm=\"5 -300 1\" biastype=\"affine\" "
+      "biasprm=\"0 -500 -1\"/>\n"
+      "    <general joint=\"a\" gaintype=\"affine\" gainprm=\"5 0 -0.5\" biastype=\"affine\" "
+      "biasprm=\"0 -200 -0.5\"/>\n"
+      "  </actuator>\n"
+      "</mujoco>\n";
+  for (int variant = 0; variant < 4; ++variant) {
+    bool passive = variant % 2 == 0, stale = variant >= 2;
+    ModelPtr m = Load(xml), m0 = Load(xml);
+    ASSERT_NE(m, nullptr);
+    if (!passive) m->opt.disableflags |= mjDSBL_PASSIVE;
+    if (stale) Lighten(m.get(), 30);
+    DataPtr d(mj_makeData(m.get())), d0(mj_makeData(m0.get()));
+    SetState(m.get(), d.get());
+    mj_forward(m.get(), d.get());
+    mj_forward(m0.get(), d0.get());  // the compiled model at qpos0
+    const double h = m->opt.timestep;
+    int nv = m->nv, floored = 0;
+
+    // actuators: stiffness -slope, damping from the velocity terms, inverse inertias
+    std::vector<double> theta(m->nu);
+    for (int i = 0; i < m->nu; ++i) {
+      int scope;
+      double slope = Slope(m.get(), d.get(), i, &scope);
+      ASSERT_EQ(scope, mjPOSSCOPE_RESTORING) << i;
+      std::vector<double> moment(d->actuator_moment + i * nv, d->actuator_moment + (i + 1) * nv);
+      const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN * i;
+      double c = -m->actuator_biasprm[mjNBIAS * i + 2];
+      if (m->actuator_gaintype[i] == mjGAIN_AFFINE) c -= gainprm[2] * d->ctrl[i];
+      if (m->actuator_trntype[i] == mjTRN_JOINT && passive) {
+        int dof = m->jnt_dofadr[m->actuator_trnid[2 * i]];
+        c += m->dof_damping[dof] / (moment[dof] * moment[dof]);
+      }
+      double w0 = DenseInvWeight(m0.get(), d0.get(), moment);
+      double w = DenseInvWeight(m.get(), d.get(), moment);
+      theta[i] = ReferenceWeight(t, h, -slope, std::max(c, 0.0), w0, w);
+      floored += theta[i] != TableWeight(t, h, -slope, std::max(c, 0.0), w0);
+      EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, i), theta[i], 1e-12)
+          << i << " variant " << variant;
+      EXPECT_LT(theta[i], 1) << i;  // a weight that matters
+    }
+
+    // joint springs
+    std::vector<double> spring(m->njnt, 0.0);
+    for (int j = 0; j < m->njnt; ++j) {
+      double k = m->jnt_stiffness[j];
+      if (!(k > 0) || !passive) {
+        EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, j), 1) << j;
+        continue;
+      }
+      int dof = m->jnt_dofadr[j];
+      double w0 = DenseInvWeight(m0.get(), d0.get(), Unit(nv, dof));
+      double w = DenseInvWeight(m.get(), d.get(), Unit(nv, dof));
+      spring[j] = ReferenceSpringWeight(t, h, k, m->dof_damping[dof], w0, w);
+      floored += spring[j] != TableWeight(t, h, k, m->dof_damping[dof], w0);
+      EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, j), spring[j], 1e-12)
+          << j << " variant " << variant;
+    }
+    // the stale variant reaches the floor
+    if (stale) {
+      EXPECT_GE(floored, 3) << "variant " << variant;
+    }
+    RecordProperty("floored_" + std::to_string(variant), floored);
+
+    // weighted K = sum of weighted terms: actuators theta_i (-slope_i) m_i m_i', springs
+    std::vector<double> k, kv;
+    m->opt.enableflags |= mjENBL_POSWEIGHT;
+    EngineK(m.get(), d.get(), &k, &kv);
+    std::vector<double> ref(nv * nv, 0.0), refv(nv, 0.0);
+    for (int i = 0; i < m->nu; ++i) {
+      double kp = -Slope(m.get(), d.get(), i) * theta[i];
+      const mjtNum* mom = d->actuator_moment + i * nv;
+      for (int r = 0; r < nv; ++r) {
+        for (int c = 0; c < nv; ++c) ref[r * nv + c] += kp * mom[r] * mom[c];
+      }
+    }
+    for (int j = 0; j < m->njnt; ++j) {
+      int dof = m->jnt_dofadr[j];
+      ref[dof * nv + dof] += spring[j] * m->jnt_stiffness[j];
+    }
+    for (int r = 0; r < nv; ++r) {
+      for (int c = 0; c < nv; ++c) refv[r] += ref[r * nv + c] * d->qvel[c];
+    }
+    EXPECT_LE(RelDiff(k.data(), ref.data(), nv * nv), 1e-12) << "variant " << variant;
+    EXPECT_LE(RelDiff(kv.data(), refv.data(), nv), 1e-12) << "variant " << variant;
+  }
+}
+
+// Catches: a tendon's current inverse inertia taken along the wrong chain (its deepest dof found
+// from a wrong start or past its last joint), or its model inverse inertia from the wrong tendon:
+// tendon u spans dof 0 alone, on a branch of its own; the next tendon starts on the other branch.
+// The model's inverse weights are made stale by 30x so that the floor, from the current one,
+// decides; tendon t has a dof without armature (no bound).
+TEST(ImplicitPosGuardWeight, TendonInverseInertiaOnItsOwnChain) {
+  WeightTable t = ReadWeightTable();
+  ASSERT_GE(t.zeta.size(), 3u);
+  ModelPtr m = Load(
+      "<mujoco>\n"
+      "  <option integrator=\"implicit\" timestep=\"0.005\" gravity=\"0 0 0\"/>\n"
+      "  <default><joint armature=\"0.01\" damping=\"0.1\"/>"
+      "<geom type=\"capsule\" size=\".02\" fromto=\"0 0 0 .2 0 0\"/></default>\n"
+      "  <worldbody>\n"
+      "    <body><joint name=\"a\" axis=\"0 1 0\"/><geom/></body>\n"
+      "    <body pos=\"0 .5 0\"><joint name=\"b\" axis=\"0 1 0\"/><geom/>\n"
+      "      <body pos=\".2 0 0\"><joint name=\"c\" axis=\"0 0 1\"/><geom/></body>\n"
+      "    </body>\n"
+      "  </worldbody>\n"
+      "  <tendon><fixed name=\"u\"><joint joint=\"a\" coef=\"2\"/></fixed>"
+      "<fixed name=\"t\"><joint joint=\"b\" coef=\"1\"/><joint joint=\"c\" coef=\"-0.5\"/>"
+      "</fixed></tendon>\n"
+      "  <actuator><general tendon=\"u\" gainprm=\"300\" biastype=\"affine\" "
+      "biasprm=\"0 -300 0\"/><general tendon=\"t\" gainprm=\"300\" biastype=\"affine\" "
+      "biasprm=\"0 -300 0\"/></actuator>\n"
+      "</mujoco>\n");
+  ASSERT_NE(m, nullptr);
+  ModelPtr m0(mj_copyModel(nullptr, m.get()));
+  Lighten(m.get(), 30);
+  m->dof_armature[2] = 0;  // tendon t: no armature bound, the current inertia is always needed
+  DataPtr d(mj_makeData(m.get())), d0(mj_makeData(m0.get()));
+  SetState(m.get(), d.get());
+  mj_forward(m.get(), d.get());
+  mj_forward(m0.get(), d0.get());
+  const double h = m->opt.timestep;
+  for (int i = 0; i < m->nu; ++i) {
+    double slope = Slope(m.get(), d.get(), i);
+    std::vector<double> moment(d->actuator_moment + i * m->nv,
+                               d->actuator_moment + (i + 1) * m->nv);
+    double w0 = DenseInvWeight(m0.get(), d0.get(), moment);
+    double w = DenseInvWeight(m.get(), d.get(), moment);
+    double ref = ReferenceWeight(t, h, -slope, 0, w0, w);
+    EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, i), ref, 1e-12) << i;
+    EXPECT_GT(ref, TableWeight(t, h, -slope, 0, w0)) << i;  // the floor decides
+    EXPECT_LT(ref, 1) << i;
+  }
+}
+
+// Runs call() with the MuJoCo stack poisoned around it: a block just below the free space and
+// the free space itself; call() must write only inside what it reserves (maxuse_stack).
+void ExpectStaysInItsStack(mjData* d, const std::function<void()>& call, const std::string& what) {
+  const mjtNum below = 1234.5, above = 4321.5;
+  int base = d->pstack;
+  mjtNum* guard = mj_stackAlloc(d, 8);
+  std::fill(guard, guard + 8, below);
+  int top0 = d->pstack;
+  std::fill(d->stack + top0, d->stack + d->nstack, above);
+  d->maxuse_stack = 0;
+  call();
+  int top = std::max(top0, d->maxuse_stack);
+  EXPECT_EQ(d->pstack, top0) << what;
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(guard[i], below) << what << ": below, " << i;
+  int touched = 0;
+  for (int i = top; i < d->nstack; ++i) touched += d->stack[i] != above;
+  EXPECT_EQ(touched, 0) << what << ": above what it reserved";
+  d->pstack = base;
+}
+
+// Catches: the weights' scratch (inverse inertias, their cache) not reserved on the MuJoCo
+// stack, or written outside what is reserved (before it, or one past its end).
+TEST(ImplicitPosGuardWeight, ScratchStaysOnItsStack) {
+  ModelPtr m = Load(GearTendonArmXml(300, 1, 0.005));
+  ASSERT_NE(m, nullptr);
+  m->opt.enableflags |= mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT;
+  DataPtr d(mj_makeData(m.get()));
+  SetState(m.get(), d.get());
+  mj_forward(m.get(), d.get());
+  mj_makeMSparse(m.get(), d.get(), d->D_rownnz, d->D_rowadr, d->D_colind);
+  for (int i = 0; i < m->nu; ++i) {
+    ExpectStaysInItsStack(
+        d.get(), [&]() { mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, i); }, "actuator");
+  }
+  for (int j = 0; j < m->njnt; ++j) {
+    ExpectStaysInItsStack(
+        d.get(), [&]() { mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, j); }, "joint");
+  }
+  std::vector<mjtNum> matD(m->nD, 0.0), vec(m->nv, 0.0);
+  ExpectStaysInItsStack(
+      d.get(), [&]() { mjd_implicitPos(m.get(), d.get(), matD.data(), 1, vec.data(), 1); },
+      "mjd_implicitPos");
+}
+
+// Catches: weights given to terms outside the scope of K (out-of-range ids, ball joints, a
+// motor, an unknown object type) or to a term that sees no inertia (gear 0): 1.
+TEST(ImplicitPosGuardWeight, OutOfScopeIsOne) {
+  ModelPtr m = Load(
+      "<mujoco><option timestep=\"0.005\"/><worldbody><body><joint name=\"h\" stiffness=\"50\"/>"
+      "<geom size=\".1\"/><body pos=\".3 0 0\"><joint name=\"ball\" type=\"ball\" "
+      "stiffness=\"50\"/><geom size=\".1\"/></body></body></worldbody>"
+      "<actuator><motor joint=\"h\"/><position joint=\"h\" kp=\"100\"/>"
+      "<position joint=\"h\" kp=\"100\" gear=\"0 0 0 0 0 0\"/></actuator></mujoco>");
+  ASSERT_NE(m, nullptr);
+  DataPtr d(mj_makeData(m.get()));
+  mj_forward(m.get(), d.get());
+  EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 0), 1);
+  EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, -1), 1);
+  EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 2), 1);  // gear 0: no inertia
+  EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 3), 1);
+  EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 1), 1);
+  EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, -1), 1);
+  EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 2), 1);
+  EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_BODY, 0), 1);
+  EXPECT_LT(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 1), 1);
+  EXPECT_LT(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0), 1);
 }
 
 }  // namespace

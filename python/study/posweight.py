@@ -113,11 +113,22 @@ def interpolate(table, x, zeta):
           fz * ((1 - fu) * r1[i] + fu * r1[i + 1]))
 
 
+def stability_floor(x, zeta):
+  """The engine's floor (posWeightFloor), at the current inertia: the smallest theta with
+  (1 - 2 theta) x^2 <= MARGIN (4 + 4 zeta x); for one dof the current inertia is the table's."""
+  return 0.5 - MARGIN * (2 / (x * x) + 2 * zeta / x)
+
+
+def engine_weight(table, x, zeta):
+  """The engine's weight for one dof: the table's, raised to the stability floor."""
+  return max(interpolate(table, x, zeta), stability_floor(x, zeta))
+
+
 def ratio_to_best(table, x, zeta):
   best = scheme_rms(x, zeta, 1)
   if stock_stable(x, zeta):
     best = min(best, scheme_rms(x, zeta, 0))
-  return scheme_rms(x, zeta, interpolate(table, x, zeta)) / best
+  return scheme_rms(x, zeta, engine_weight(table, x, zeta)) / best
 
 
 def make_table():
@@ -294,7 +305,12 @@ every gain, numerically damped). `theta` is read from a table over `log10(h w_n)
 each entry the least-error weight of the unit step response, kept inside the stable region
 with a factor 2 of margin on the inertia, non-decreasing in `h w_n`, and 1 where aliasing makes
 the error rough in `theta` (`h w_n` above about 4). `w_n` and `zeta` use the inertia the term
-sees with every other dof free, at the current configuration.
+sees with every other dof free, from the model's inverse weights at `qpos0` (`dof_invweight0`,
+`tendon_invweight0`: constants, as for the constraint solver's regularization). Where the inertia
+at the current configuration is smaller, the weight is raised to the stability floor
+`1/2 - 1/(h w_n)^2 - zeta/(h w_n)` evaluated with it (the same margin), so every term stays
+stable; that inertia is computed only when a bound from the armature leaves the floor in
+question.
 
 Acceptance measure (one hinge, I = 0.01576, unit step from rest, RMS of `q - q_exact` over the
 steps `k = 1 ... max(ceil(20/(h w_n)), 50)`), on the grid `h w_n` in

@@ -280,17 +280,17 @@ static mjtNum posWeight(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight) {
     return 1;
   }
 
-  // column: log10(h w_n) on the table's grid
-  mjtNum u = hw2 > 0 ? (0.5 * log10(hw2) - mjPOSW_U0) / mjPOSW_DU : 0;
-  u = mju_clip(u, 0, mjPOSW_NU - 1);
+  // column: log10(h w_n) = 0.5 log10(e) log((h w_n)^2) on the table's grid
+  mjtNum u = hw2 > 0 ? (0.21714724095162590 * mju_log(hw2) - mjPOSW_U0) / mjPOSW_DU : 0;
+  u = mjMAX(0, mjMIN(u, mjPOSW_NU - 1));
   int i = mjMIN((int)u, mjPOSW_NU - 2);
   mjtNum fu = u - i;
 
-  // row: zeta
-  zeta = mju_clip(zeta, 0, posw_zeta[mjPOSW_NZETA - 1]);
-  int j = 0;
-  while (j < mjPOSW_NZETA - 2 && zeta >= posw_zeta[j+1]) {
-    j++;
+  // row: zeta, searched from the top (stiff springs are often overdamped)
+  zeta = mjMAX(0, mjMIN(zeta, posw_zeta[mjPOSW_NZETA - 1]));
+  int j = mjPOSW_NZETA - 2;
+  while (j > 0 && zeta < posw_zeta[j]) {
+    j--;
   }
   mjtNum fz = (zeta - posw_zeta[j]) / (posw_zeta[j+1] - posw_zeta[j]);
 
@@ -352,9 +352,55 @@ static mjtNum dofInvWeight(const mjModel* m, const mjData* d, int dof, mjtNum* c
 
 
 
+// smallest weight with which a term of stiffness k > 0, damping c and inverse inertia invweight
+// keeps the table's stability margin, (1 - 2 theta) (h w_n)^2 <= (4 + 4 zeta h w_n)/2; at most
+// 1/2 and non-decreasing in invweight (-inf at 0, finite at inf)
+static mjtNum posWeightFloor(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight) {
+  return 0.5 - 1 / (h * h * k * invweight) - 0.5 * c / (h * k);
+}
+
+
+
+// upper bound of m' M^-1 m for a moment row m (NULL: unit) with nonzeros on the dofs of the
+// scalar joints jnt[0..n-1]: M >= diag(armature), so m' M^-1 m <= sum m_i^2 / armature_i;
+// mjMAXVAL where a dof has no armature
+static mjtNum armatureBound(const mjModel* m, const mjtNum* moment, const int* jnt, int n) {
+  mjtNum bound = 0;
+  for (int a=0; a<n; a++) {
+    int dof = m->jnt_dofadr[jnt[a]];
+    if (!(m->dof_armature[dof] > 0)) {
+      return mjMAXVAL;
+    }
+    mjtNum mom = moment ? moment[dof] : 1;
+    bound += mom * mom / m->dof_armature[dof];
+  }
+  return bound;
+}
+
+
+
+// weight of a term: accuracy from the table at the model's inverse inertia (invweight0, at
+// qpos0: a model constant, as the constraint solver's regularization), then raised to the floor
+// at the current configuration; the current inverse inertia (chain of dof `deep`, moment NULL
+// for a unit moment on it) is computed only if the armature bound leaves the floor in question
+static mjtNum termWeight(const mjModel* m, const mjData* d, mjtNum k, mjtNum c, mjtNum invweight0,
+                         mjtNum bound, const mjtNum* moment, int deep, mjtNum* cache,
+                         mjtNum* scratch) {
+  mjtNum h = m->opt.timestep;
+  mjtNum theta = posWeight(h, k, c, invweight0);
+  if (theta < posWeightFloor(h, k, c, bound)) {
+    mjtNum invweight = moment ? chainInvWeight(m, d, moment, deep, scratch) :
+                                dofInvWeight(m, d, deep, cache, scratch);
+    theta = mjMAX(theta, posWeightFloor(h, k, c, invweight));
+  }
+  return theta;
+}
+
+
+
 // weight of actuator i's term: actuator-space stiffness -slope, damping (its own velocity slope,
-// plus joint damping through a joint transmission) and inverse inertia at the current
-// configuration with every other dof free (the smallest inertia the actuator can see)
+// plus joint damping through a joint transmission), inverse inertia through the transmission
+// with every other dof free
 static mjtNum actuatorWeight(const mjModel* m, const mjData* d, int i, mjtNum slope,
                              mjtNum* cache, mjtNum* scratch) {
   const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN*i;
@@ -371,23 +417,32 @@ static mjtNum actuatorWeight(const mjModel* m, const mjData* d, int i, mjtNum sl
     c -= gainprm[2] * actuatorInput(m, d, i);
   }
 
-  // inverse inertia through the transmission; a joint's own damping, reflected through the gear
-  mjtNum invweight;
+  // fixed tendon: its chain's deepest dof, invweight0 through the gear
   if (m->actuator_trntype[i]==mjTRN_TENDON) {
+    int adr = m->tendon_adr[id], num = m->tendon_num[id];
     int deep = -1;
-    for (int a=m->tendon_adr[id]; a<m->tendon_adr[id]+m->tendon_num[id]; a++) {
+    for (int a=adr; a<adr+num; a++) {
       deep = mjMAX(deep, m->jnt_dofadr[m->wrap_objid[a]]);
     }
-    invweight = chainInvWeight(m, d, moment, deep, scratch);
-  } else {
-    int dof = m->jnt_dofadr[id];
-    mjtNum gear = moment[dof];
-    invweight = gear * gear * dofInvWeight(m, d, dof, cache, scratch);
-    if (gear!=0 && !mjDISABLED(mjDSBL_PASSIVE)) {
-      c += m->dof_damping[dof] / (gear * gear);
-    }
+    mjtNum gear = m->actuator_gear[6*i];
+    return termWeight(m, d, -slope, mjMAX(c, 0), gear * gear * m->tendon_invweight0[id],
+                      armatureBound(m, moment, m->wrap_objid + adr, num), moment, deep,
+                      cache, scratch);
   }
-  return posWeight(m->opt.timestep, -slope, mjMAX(c, 0), invweight);
+
+  // joint: in joint space, the actuator's stiffness and damping through the gear squared, plus
+  // the joint's own damping; no inertia seen through a zero gear
+  int dof = m->jnt_dofadr[id];
+  mjtNum gear2 = moment[dof] * moment[dof];
+  if (gear2==0) {
+    return 1;
+  }
+  c *= gear2;
+  if (!mjDISABLED(mjDSBL_PASSIVE)) {
+    c += m->dof_damping[dof];
+  }
+  return termWeight(m, d, -slope * gear2, mjMAX(c, 0), m->dof_invweight0[dof],
+                    armatureBound(m, NULL, &id, 1), NULL, dof, cache, scratch);
 }
 
 
@@ -414,8 +469,8 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
     int dof = m->jnt_dofadr[id];
     if (stiffness > 0 && isfinite(stiffness) && !mjDISABLED(mjDSBL_PASSIVE) &&
         stiffness * m->opt.timestep * m->opt.timestep <= mjMAXVAL) {
-      weight = posWeight(m->opt.timestep, stiffness, m->dof_damping[dof],
-                         dofInvWeight(m, d, dof, cache, scratch));
+      weight = termWeight(m, d, stiffness, m->dof_damping[dof], m->dof_invweight0[dof],
+                          armatureBound(m, NULL, &id, 1), NULL, dof, cache, scratch);
     }
   }
 
@@ -508,8 +563,8 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
     }
     int dof = m->jnt_dofadr[j];
     if (weighted) {
-      stiffness *= posWeight(m->opt.timestep, stiffness, m->dof_damping[dof],
-                             dofInvWeight(m, d, dof, cache, scratch));
+      stiffness *= termWeight(m, d, stiffness, m->dof_damping[dof], m->dof_invweight0[dof],
+                              armatureBound(m, NULL, &j, 1), NULL, dof, cache, scratch);
     }
     if (matD) {
       addD(d, matD, dof, dof, sclK * stiffness);

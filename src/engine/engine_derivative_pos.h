@@ -30,8 +30,8 @@ extern "C" {
 // semidefinite and has the sparsity of d->D_* (the pattern of qM), which must be set
 // (mj_makeMSparse).
 // Adds sclK * K to the D-sparse matrix matD and sclKv * K * qvel to vec; either may be NULL.
-// With mjENBL_POSWEIGHT each term of K is weighted for accuracy (see posWeight); the weights use
-// the factorization of M at the current configuration (qLD) and scratch on the MuJoCo stack.
+// With mjENBL_POSWEIGHT each term of K is weighted for accuracy (see mjd_posWeight), with scratch
+// on the MuJoCo stack.
 MJAPI void mjd_implicitPos(const mjModel* m, mjData* d,
                            mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv);
 
@@ -55,9 +55,12 @@ typedef enum mjtPosScope_ {
 MJAPI int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope);
 
 // Accuracy weight theta in (0, 1] that mjENBL_POSWEIGHT gives the term of actuator id (objtype
-// mjOBJ_ACTUATOR) or of the spring of joint id (mjOBJ_JOINT) at the current configuration
-// (needs mj_forward: qLD, actuator_moment); 1 for a term outside the scope of K. Whether the
-// flag is set does not matter: this is the weight it would apply.
+// mjOBJ_ACTUATOR) or of the spring of joint id (mjOBJ_JOINT); 1 for a term outside the scope of
+// K. theta is read from a table at the term's natural frequency and damping ratio with the
+// model's inverse weights at qpos0 (dof_invweight0, tendon_invweight0; call mj_setConst after
+// changing masses), then raised to the stability floor at the current configuration (needs
+// mj_forward: qLD, actuator_moment). Whether the flag is set does not matter: this is the weight
+// it would apply.
 MJAPI mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id);
 
 #ifdef __cplusplus
