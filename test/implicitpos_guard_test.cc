@@ -936,12 +936,13 @@ TEST(ImplicitPosGuardWeight, ExtremeInverseInertia) {
   }
 }
 
-// Catches: a wrong inverse inertia (the model's at qpos0 for the table: joint dof_invweight0
-// through the gear, tendon tendon_invweight0; the current one for the floor: (M^-1)_dd, tendon
-// m' M^-1 m through qLD along the chain), the floor skipped or misplaced, a wrong damping (bias and
-// affine-gain velocity terms, the latter ignored for a fixed gain, joint damping through the gear,
-// none with passive forces disabled), or a weight applied to K other than per term. Fresh, and
-// with the model's inverse weights made stale by 30x (Lighten), where the floor decides.
+// Catches: a wrong inverse inertia (the model's at qpos0 for the table: dof_invweight0,
+// tendon_invweight0 through the gear; the current one for the floor: (M^-1)_dd, tendon m' M^-1 m
+// through qLD along the chain), the floor skipped or misplaced, a wrong damping (bias and
+// affine-gain velocity terms, the latter ignored for a fixed gain, through gear^2, the joint
+// damping, none with passive forces disabled), a dof's servos and spring not gathered into one
+// term, or a weight applied to K other than per term. Fresh, and with the model's inverse
+// weights made stale by 30x (Lighten), where the floor decides.
 TEST(ImplicitPosGuardWeight, ActuatorAndSpringWeightsInK) {
   WeightTable t = ReadWeightTable();
   ASSERT_GE(t.zeta.size(), 3u);
@@ -989,8 +990,9 @@ TEST(ImplicitPosGuardWeight, ActuatorAndSpringWeightsInK) {
     const double h = m->opt.timestep;
     int nv = m->nv, floored = 0;
 
-    // actuators: stiffness -slope, damping from the velocity terms, inverse inertias
-    std::vector<double> theta(m->nu);
+    // the terms: a tendon servo alone (stiffness -slope, damping from its velocity terms); on
+    // each dof, its joint's servos (through gear^2) and spring together, with the joint damping
+    std::vector<double> theta(m->nu, 1.0), kdof(nv, 0.0), cdof(nv, 0.0);
     for (int i = 0; i < m->nu; ++i) {
       int scope;
       double slope = Slope(m.get(), d.get(), i, &scope);
@@ -999,9 +1001,11 @@ TEST(ImplicitPosGuardWeight, ActuatorAndSpringWeightsInK) {
       const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN * i;
       double c = -m->actuator_biasprm[mjNBIAS * i + 2];
       if (m->actuator_gaintype[i] == mjGAIN_AFFINE) c -= gainprm[2] * d->ctrl[i];
-      if (m->actuator_trntype[i] == mjTRN_JOINT && passive) {
+      if (m->actuator_trntype[i] == mjTRN_JOINT) {
         int dof = m->jnt_dofadr[m->actuator_trnid[2 * i]];
-        c += m->dof_damping[dof] / (moment[dof] * moment[dof]);
+        kdof[dof] -= slope * moment[dof] * moment[dof];
+        cdof[dof] += c * moment[dof] * moment[dof];
+        continue;
       }
       double w0 = DenseInvWeight(m0.get(), d0.get(), moment);
       double w = DenseInvWeight(m.get(), d.get(), moment);
@@ -1011,22 +1015,28 @@ TEST(ImplicitPosGuardWeight, ActuatorAndSpringWeightsInK) {
           << i << " variant " << variant;
       EXPECT_LT(theta[i], 1) << i;  // a weight that matters
     }
-
-    // joint springs
-    std::vector<double> spring(m->njnt, 0.0);
-    for (int j = 0; j < m->njnt; ++j) {
-      double k = m->jnt_stiffness[j];
-      if (!(k > 0) || !passive) {
-        EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, j), 1) << j;
-        continue;
-      }
+    for (int j = 0; j < m->njnt && passive; ++j) {
       int dof = m->jnt_dofadr[j];
+      kdof[dof] += m->jnt_stiffness[j];
+      cdof[dof] += m->dof_damping[dof];
+    }
+    std::vector<double> weight(nv, 1.0);
+    for (int dof = 0; dof < nv; ++dof) {
+      ASSERT_GT(kdof[dof], 0) << dof;  // every dof has a servo or a spring
       double w0 = DenseInvWeight(m0.get(), d0.get(), Unit(nv, dof));
       double w = DenseInvWeight(m.get(), d.get(), Unit(nv, dof));
-      spring[j] = ReferenceSpringWeight(t, h, k, m->dof_damping[dof], w0, w);
-      floored += spring[j] != TableWeight(t, h, k, m->dof_damping[dof], w0);
-      EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, j), spring[j], 1e-12)
-          << j << " variant " << variant;
+      double c = std::max(cdof[dof], 0.0);
+      weight[dof] = ReferenceWeight(t, h, kdof[dof], c, w0, w);
+      floored += weight[dof] != TableWeight(t, h, kdof[dof], c, w0);
+      EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, m->dof_jntid[dof]), weight[dof],
+                  1e-12) << dof << " variant " << variant;
+      EXPECT_LT(weight[dof], 1) << dof;
+    }
+    for (int i = 0; i < m->nu; ++i) {
+      if (m->actuator_trntype[i] == mjTRN_JOINT) {
+        EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, i),
+                  mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, m->actuator_trnid[2 * i])) << i;
+      }
     }
     // the stale variant reaches the floor
     if (stale) {
@@ -1034,22 +1044,20 @@ TEST(ImplicitPosGuardWeight, ActuatorAndSpringWeightsInK) {
     }
     RecordProperty("floored_" + std::to_string(variant), floored);
 
-    // weighted K = sum of weighted terms: actuators theta_i (-slope_i) m_i m_i', springs
+    // weighted K = sum of weighted terms: tendon servos theta_i (-slope_i) m_i m_i', dof terms
     std::vector<double> k, kv;
     m->opt.enableflags |= mjENBL_POSWEIGHT;
     EngineK(m.get(), d.get(), &k, &kv);
     std::vector<double> ref(nv * nv, 0.0), refv(nv, 0.0);
     for (int i = 0; i < m->nu; ++i) {
+      if (m->actuator_trntype[i] == mjTRN_JOINT) continue;
       double kp = -Slope(m.get(), d.get(), i) * theta[i];
       const mjtNum* mom = d->actuator_moment + i * nv;
       for (int r = 0; r < nv; ++r) {
         for (int c = 0; c < nv; ++c) ref[r * nv + c] += kp * mom[r] * mom[c];
       }
     }
-    for (int j = 0; j < m->njnt; ++j) {
-      int dof = m->jnt_dofadr[j];
-      ref[dof * nv + dof] += spring[j] * m->jnt_stiffness[j];
-    }
+    for (int dof = 0; dof < nv; ++dof) ref[dof * nv + dof] += weight[dof] * kdof[dof];
     for (int r = 0; r < nv; ++r) {
       for (int c = 0; c < nv; ++c) refv[r] += ref[r * nv + c] * d->qvel[c];
     }
@@ -1151,7 +1159,7 @@ TEST(ImplicitPosGuardWeight, ScratchStaysOnItsStack) {
 }
 
 // Catches: weights given to terms outside the scope of K (out-of-range ids, ball joints, a
-// motor, an unknown object type) or to a term that sees no inertia (gear 0): 1.
+// motor, an unknown object type): 1; a servo of gear 0 has its joint's weight.
 TEST(ImplicitPosGuardWeight, OutOfScopeIsOne) {
   ModelPtr m = Load(
       "<mujoco><option timestep=\"0.005\"/><worldbody><body><joint name=\"h\" stiffness=\"50\"/>"
@@ -1164,7 +1172,9 @@ TEST(ImplicitPosGuardWeight, OutOfScopeIsOne) {
   mj_forward(m.get(), d.get());
   EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 0), 1);
   EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, -1), 1);
-  EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 2), 1);  // gear 0: no inertia
+  // gear 0: a term of zero stiffness on joint h's dof, whose weight it has
+  EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 2),
+            mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 1));
   EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 3), 1);
   EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 1), 1);
   EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, -1), 1);

@@ -238,7 +238,8 @@ TEST(PosWeight, GainVelocityTermIsDamping) {
 }
 
 // Catches: an id outside the model read as an actuator or joint (out of bounds), or a joint id
-// read as an actuator's: such a term has weight 1, as one outside the scope of K.
+// read as an actuator's: such a term has weight 1, as one outside the scope of K; the terms on
+// one dof weighted apart.
 TEST(PosWeight, WeightOfAnIdOutsideTheModelIsOne) {
   ModelPtr m(LoadXmlString(OneHingeXml(kInertia, 300, 0.1, 0.005)));
   DataPtr d(mj_makeData(m.get()));
@@ -251,16 +252,19 @@ TEST(PosWeight, WeightOfAnIdOutsideTheModelIsOne) {
     EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, id), 1) << id;
   }
 
-  // a joint's spring is asked for as a joint, not as the actuator of the same index
-  ModelPtr both(LoadXmlString(OneHingeXml(kInertia, 3000, 0.1, 0.005)));
-  both->jnt_stiffness[0] = 30;
-  ModelPtr spring(LoadXmlString(OneHingeSpringXml(kInertia, 30, 0, 0.005)));
-  DataPtr db(mj_makeData(both.get())), ds(mj_makeData(spring.get()));
-  mj_forward(both.get(), db.get());
-  mj_forward(spring.get(), ds.get());
-  double joint = mjd_posWeight(both.get(), db.get(), mjOBJ_JOINT, 0);
-  EXPECT_NEAR(joint, mjd_posWeight(spring.get(), ds.get(), mjOBJ_JOINT, 0), 1e-12);
-  EXPECT_GT(std::abs(joint - mjd_posWeight(both.get(), db.get(), mjOBJ_ACTUATOR, 0)), 1e-3);
+  // a joint is asked for as a joint, not as the actuator of the same index: joint 0 of a chain
+  // carries a spring only, actuator 0 acts on joint 1 only
+  ModelPtr chain(LoadXmlString(ChainXml(2, 3000, 0.1, 0.005)));
+  chain->actuator_trnid[0] = 1;  // both servos on joint 1
+  chain->jnt_stiffness[0] = 30;
+  DataPtr dc(mj_makeData(chain.get()));
+  mj_forward(chain.get(), dc.get());
+  double joint = mjd_posWeight(chain.get(), dc.get(), mjOBJ_JOINT, 0);
+  EXPECT_LT(joint, 1);
+  EXPECT_GT(std::abs(joint - mjd_posWeight(chain.get(), dc.get(), mjOBJ_ACTUATOR, 0)), 1e-3);
+  // a joint's own servos and spring are one term: the same weight asked either way
+  EXPECT_EQ(mjd_posWeight(chain.get(), dc.get(), mjOBJ_JOINT, 1),
+            mjd_posWeight(chain.get(), dc.get(), mjOBJ_ACTUATOR, 0));
 }
 
 // random serial chain: hinges and slides with armature and damping, servos with gears on every

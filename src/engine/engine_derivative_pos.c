@@ -398,17 +398,11 @@ static mjtNum termWeight(const mjModel* m, const mjData* d, mjtNum k, mjtNum c, 
 
 
 
-// weight of actuator i's term: actuator-space stiffness -slope, damping (its own velocity slope,
-// plus joint damping through a joint transmission), inverse inertia through the transmission
-// with every other dof free
-static mjtNum actuatorWeight(const mjModel* m, const mjData* d, int i, mjtNum slope,
-                             mjtNum* cache, mjtNum* scratch) {
+// damping of actuator i in actuator space: -d force / d velocity from the bias and, for an affine
+// gain, the gain's velocity term at the current input
+static mjtNum actuatorDamping(const mjModel* m, const mjData* d, int i) {
   const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN*i;
   const mjtNum* biasprm = m->actuator_biasprm + mjNBIAS*i;
-  const mjtNum* moment = d->actuator_moment + i*m->nv;
-  int id = m->actuator_trnid[2*i];
-
-  // damping: -d force / d velocity
   mjtNum c = 0;
   if (m->actuator_biastype[i]==mjBIAS_AFFINE) {
     c -= biasprm[2];
@@ -416,61 +410,118 @@ static mjtNum actuatorWeight(const mjModel* m, const mjData* d, int i, mjtNum sl
   if (m->actuator_gaintype[i]==mjGAIN_AFFINE && gainprm[2]!=0) {
     c -= gainprm[2] * actuatorInput(m, d, i);
   }
-
-  // fixed tendon: its chain's deepest dof, invweight0 through the gear
-  if (m->actuator_trntype[i]==mjTRN_TENDON) {
-    int adr = m->tendon_adr[id], num = m->tendon_num[id];
-    int deep = -1;
-    for (int a=adr; a<adr+num; a++) {
-      deep = mjMAX(deep, m->jnt_dofadr[m->wrap_objid[a]]);
-    }
-    mjtNum gear = m->actuator_gear[6*i];
-    return termWeight(m, d, -slope, mjMAX(c, 0), gear * gear * m->tendon_invweight0[id],
-                      armatureBound(m, moment, m->wrap_objid + adr, num), moment, deep,
-                      cache, scratch);
-  }
-
-  // joint: in joint space, the actuator's stiffness and damping through the gear squared, plus
-  // the joint's own damping; no inertia seen through a zero gear
-  int dof = m->jnt_dofadr[id];
-  mjtNum gear2 = moment[dof] * moment[dof];
-  if (gear2==0) {
-    return 1;
-  }
-  c *= gear2;
-  if (!mjDISABLED(mjDSBL_PASSIVE)) {
-    c += m->dof_damping[dof];
-  }
-  return termWeight(m, d, -slope * gear2, mjMAX(c, 0), m->dof_invweight0[dof],
-                    armatureBound(m, NULL, &id, 1), NULL, dof, cache, scratch);
+  return c;
 }
 
 
 
-// accuracy weight of one term under mjENBL_POSWEIGHT: actuator id (objtype mjOBJ_ACTUATOR) or
-// the spring of scalar joint id (mjOBJ_JOINT); 1 for a term outside the scope of K
+// weight of the term of actuator i on a fixed tendon: actuator-space stiffness -slope and
+// damping, inverse inertia m' M^-1 m along the tendon's chain (invweight0 through the gear)
+static mjtNum tendonWeight(const mjModel* m, const mjData* d, int i, mjtNum slope,
+                           mjtNum* cache, mjtNum* scratch) {
+  const mjtNum* moment = d->actuator_moment + i*m->nv;
+  int id = m->actuator_trnid[2*i];
+  int adr = m->tendon_adr[id], num = m->tendon_num[id];
+  int deep = -1;
+  for (int a=adr; a<adr+num; a++) {
+    deep = mjMAX(deep, m->jnt_dofadr[m->wrap_objid[a]]);
+  }
+  mjtNum gear = m->actuator_gear[6*i];
+  return termWeight(m, d, -slope, mjMAX(actuatorDamping(m, d, i), 0),
+                    gear * gear * m->tendon_invweight0[id],
+                    armatureBound(m, moment, m->wrap_objid + adr, num), moment, deep,
+                    cache, scratch);
+}
+
+
+
+// is the spring of joint j in K: scalar, stiffness positive, finite and h^2 k <= mjMAXVAL
+static int springInScope(const mjModel* m, int j) {
+  mjtNum k = m->jnt_stiffness[j];
+  return isScalar(m, j) && k > 0 && isfinite(k) &&
+         k * m->opt.timestep * m->opt.timestep <= mjMAXVAL;
+}
+
+
+
+// the terms of K on one dof alone, in joint space, for every dof: stiffness kdof (servos with a
+// joint transmission, -slope gear^2, and the joint's spring) and damping cdof (their velocity
+// slopes times gear^2, and the joint's damping); kdof is 0 where no such term is in scope
+static void dofTerms(const mjModel* m, const mjData* d, mjtNum* kdof, mjtNum* cdof) {
+  int nv = m->nv;
+  mju_zero(kdof, nv);
+  mju_zero(cdof, nv);
+
+  // servos on one joint
+  for (int i=0; i<m->nu; i++) {
+    mjtNum slope;
+    if (m->actuator_trntype[i]==mjTRN_TENDON ||
+        mjd_actuatorPosScope(m, d, i, &slope)!=mjPOSSCOPE_RESTORING) {
+      continue;
+    }
+    int dof = m->jnt_dofadr[m->actuator_trnid[2*i]];
+    mjtNum gear = d->actuator_moment[i*nv + dof];
+    kdof[dof] -= slope * gear * gear;
+    cdof[dof] += actuatorDamping(m, d, i) * gear * gear;
+  }
+
+  // springs and joint damping
+  for (int j=0; j<m->njnt && !mjDISABLED(mjDSBL_PASSIVE); j++) {
+    if (isScalar(m, j)) {
+      int dof = m->jnt_dofadr[j];
+      cdof[dof] += m->dof_damping[dof];
+      if (springInScope(m, j)) {
+        kdof[dof] += m->jnt_stiffness[j];
+      }
+    }
+  }
+}
+
+
+
+// weight of the term on dof alone, of joint-space stiffness k > 0 and damping c
+static mjtNum dofWeight(const mjModel* m, const mjData* d, int dof, mjtNum k, mjtNum c,
+                        mjtNum* cache, mjtNum* scratch) {
+  return termWeight(m, d, k, mjMAX(c, 0), m->dof_invweight0[dof],
+                    armatureBound(m, NULL, m->dof_jntid + dof, 1), NULL, dof, cache, scratch);
+}
+
+
+
+// accuracy weight under mjENBL_POSWEIGHT of the term of actuator id (objtype mjOBJ_ACTUATOR) or
+// of the dof of scalar joint id (mjOBJ_JOINT); 1 for a term outside the scope of K
 mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
   int nv = m->nv;
   mjtNum weight = 1;
   mjMARKSTACK;
-  mjtNum* scratch = mj_stackAlloc(d, 3*nv);
+  mjtNum* scratch = mj_stackAlloc(d, 5*nv);
   mjtNum* cache = scratch + 2*nv;
+  mjtNum* kdof = scratch + 3*nv;
+  mjtNum* cdof = scratch + 4*nv;
   for (int k=0; k<nv; k++) {
     cache[k] = -1;
   }
 
+  // the dof whose term is asked for, if it is a term on one dof
+  int dof = -1;
   if (objtype==mjOBJ_ACTUATOR && id>=0 && id<m->nu) {
     mjtNum slope;
     if (mjd_actuatorPosScope(m, d, id, &slope)==mjPOSSCOPE_RESTORING) {
-      weight = actuatorWeight(m, d, id, slope, cache, scratch);
+      if (m->actuator_trntype[id]==mjTRN_TENDON) {
+        weight = tendonWeight(m, d, id, slope, cache, scratch);
+      } else {
+        dof = m->jnt_dofadr[m->actuator_trnid[2*id]];
+      }
     }
   } else if (objtype==mjOBJ_JOINT && id>=0 && id<m->njnt && isScalar(m, id)) {
-    mjtNum stiffness = m->jnt_stiffness[id];
-    int dof = m->jnt_dofadr[id];
-    if (stiffness > 0 && isfinite(stiffness) && !mjDISABLED(mjDSBL_PASSIVE) &&
-        stiffness * m->opt.timestep * m->opt.timestep <= mjMAXVAL) {
-      weight = termWeight(m, d, stiffness, m->dof_damping[dof], m->dof_invweight0[dof],
-                          armatureBound(m, NULL, &id, 1), NULL, dof, cache, scratch);
+    dof = m->jnt_dofadr[id];
+  }
+
+  // a term on one dof: all of that dof's
+  if (dof>=0) {
+    dofTerms(m, d, kdof, cdof);
+    if (kdof[dof] > 0) {
+      weight = dofWeight(m, d, dof, kdof[dof], cdof[dof], cache, scratch);
     }
   }
 
@@ -489,19 +540,25 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
   const mjtNum* qvel = d->qvel;
   int weighted = mjENABLED(mjENBL_POSWEIGHT);
 
+  // weighted: the terms on one dof are gathered per dof (kdof, cdof) and weighted together
   mjMARKSTACK;
-  mjtNum* scratch = weighted ? mj_stackAlloc(d, 3*nv) : NULL;
-  mjtNum* cache = weighted ? scratch + 2*nv : NULL;
+  mjtNum *scratch = NULL, *cache = NULL, *kdof = NULL, *cdof = NULL;
   if (weighted) {
+    scratch = mj_stackAlloc(d, 5*nv);
+    cache = scratch + 2*nv;
+    kdof = scratch + 3*nv;
+    cdof = scratch + 4*nv;
     for (int k=0; k<nv; k++) {
       cache[k] = -1;
     }
+    dofTerms(m, d, kdof, cdof);
   }
 
   // actuators: K += -slope * moment' * moment
   for (int i=0; i<m->nu; i++) {
-    // motors: fixed gain and no bias, no position slope
-    if (m->actuator_gaintype[i]==mjGAIN_FIXED && m->actuator_biastype[i]==mjBIAS_NONE) {
+    // motors: fixed gain and no bias, no position slope; weighted: joint servos are in kdof
+    if ((m->actuator_gaintype[i]==mjGAIN_FIXED && m->actuator_biastype[i]==mjBIAS_NONE) ||
+        (weighted && m->actuator_trntype[i]!=mjTRN_TENDON)) {
       continue;
     }
 
@@ -511,11 +568,6 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
     }
     const mjtNum* moment = d->actuator_moment + i*nv;
     int id = m->actuator_trnid[2*i];
-
-    // accuracy weight: scales the term in the matrix and the shift alike
-    if (weighted) {
-      slope *= actuatorWeight(m, d, i, slope, cache, scratch);
-    }
 
     // joint transmission: one diagonal element
     if (m->actuator_trntype[i]!=mjTRN_TENDON) {
@@ -528,6 +580,11 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
         vec[dof] += sclKv * (km * (moment[dof] * qvel[dof]));
       }
       continue;
+    }
+
+    // accuracy weight: scales the term in the matrix and the shift alike
+    if (weighted) {
+      slope *= tendonWeight(m, d, i, slope, cache, scratch);
     }
 
     // fixed tendon: moment velocity, over the tendon's joints (each listed once, in scope)
@@ -555,22 +612,30 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
   }
 
   // joint stiffness of hinges and slides: diagonal
-  for (int j=0; j<m->njnt && !mjDISABLED(mjDSBL_PASSIVE); j++) {
-    mjtNum stiffness = m->jnt_stiffness[j];
-    if (!isScalar(m, j) || !(stiffness > 0) || !isfinite(stiffness) ||
-        stiffness * m->opt.timestep * m->opt.timestep > mjMAXVAL) {
+  for (int j=0; j<m->njnt && !weighted && !mjDISABLED(mjDSBL_PASSIVE); j++) {
+    if (!springInScope(m, j)) {
       continue;
     }
     int dof = m->jnt_dofadr[j];
-    if (weighted) {
-      stiffness *= termWeight(m, d, stiffness, m->dof_damping[dof], m->dof_invweight0[dof],
-                              armatureBound(m, NULL, &j, 1), NULL, dof, cache, scratch);
-    }
+    mjtNum stiffness = m->jnt_stiffness[j];
     if (matD) {
       addD(d, matD, dof, dof, sclK * stiffness);
     }
     if (vec) {
       vec[dof] += sclKv * (stiffness * qvel[dof]);
+    }
+  }
+
+  // weighted: the terms on one dof, diagonal
+  for (int dof=0; weighted && dof<nv; dof++) {
+    if (kdof[dof] > 0) {
+      mjtNum k = kdof[dof] * dofWeight(m, d, dof, kdof[dof], cdof[dof], cache, scratch);
+      if (matD) {
+        addD(d, matD, dof, dof, sclK * k);
+      }
+      if (vec) {
+        vec[dof] += sclKv * (k * qvel[dof]);
+      }
     }
   }
 
