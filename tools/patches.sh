@@ -13,12 +13,17 @@
 #       Rewrites patches/upstream/ and its series from the commits BASE..TIP (default HEAD) of
 #       DIR, a checkout of upstream MuJoCo with the series applied on BASE (git format-patch with
 #       a base-commit trailer). Only runs git in DIR; it fetches and builds nothing.
+#   tools/patches.sh sync-upstream DIR BASE
+#       Copies the real files of upstream/ (the files the 3.12 series creates, at their paths in
+#       the upstream tree) into DIR, each into the commit of BASE..HEAD that creates it (fixup
+#       commits, then git rebase --autosquash); export-upstream then rewrites the patches.
+#       `tools/patch_files.py check patches/upstream upstream` (a ctest) fails while they differ.
 #
 # Edit the commits in DIR with ordinary git (commit --amend, rebase -i), then export.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cmd=${1:-}; dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || { sed -n '2,18p' "$0"; exit 2; }
+[ -n "$cmd" ] && [ -n "$dir" ] || { sed -n '2,23p' "$0"; exit 2; }
 
 case "$cmd" in
   checkout)
@@ -71,5 +76,24 @@ case "$cmd" in
     } > "$out/series"
     echo "exported $(git rev-list --count "$base..$tip") patches to $out"
     ;;
-  *) sed -n '2,18p' "$0"; exit 2 ;;
+  sync-upstream)
+    base=${3:?sync-upstream needs BASE}
+    cd "$dir"
+    base=$(git rev-parse --verify "$base^{commit}")
+    git diff --quiet && git diff --cached --quiet || { echo "$dir has uncommitted changes" >&2; exit 1; }
+    id=(-c user.name=sync -c user.email=sync@localhost)
+    n=0
+    while read -r f; do
+      cmp -s "$here/upstream/$f" "$f" && continue
+      creator=$(git log --diff-filter=A --format=%H "$base..HEAD" -- "$f" | tail -n 1)
+      [ -n "$creator" ] || { echo "$f: no commit of $base..HEAD creates it" >&2; exit 1; }
+      cp "$here/upstream/$f" "$f"
+      git add "$f"
+      git "${id[@]}" commit -q --fixup="$creator"
+      n=$((n + 1))
+    done < <(cd "$here/upstream" && find . -type f | sed 's#^\./##' | sort)
+    [ "$n" -eq 0 ] || GIT_SEQUENCE_EDITOR=: git "${id[@]}" rebase -q -i --autosquash "$base"
+    echo "synced $n file(s) of upstream/ into $dir; now: tools/patches.sh export-upstream $dir $3"
+    ;;
+  *) sed -n '2,23p' "$0"; exit 2 ;;
 esac

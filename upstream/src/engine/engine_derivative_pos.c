@@ -1,0 +1,416 @@
+// Copyright 2026 DeepMind Technologies Limited
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+#include "engine/engine_derivative_pos.h"
+
+#include <math.h>
+#include <stddef.h>
+
+#include <mujoco/mjdata.h>
+#include <mujoco/mjmacro.h>
+#include <mujoco/mjmodel.h>
+#include "engine/engine_macro.h"
+#include "engine/engine_sleep.h"
+#include "engine/engine_support.h"
+#include "engine/engine_util_blas.h"
+#include "engine/engine_util_misc.h"
+
+//------------------------------ utilities ---------------------------------------------------------
+
+// 1 if joint j is a hinge or a slide
+static int isScalar(const mjModel* m, int j) {
+  return m->jnt_type[j] == mjJNT_HINGE || m->jnt_type[j] == mjJNT_SLIDE;
+}
+
+
+
+// 1 if dof a is dof b or one of its ancestors
+static int isAncestor(const mjModel* m, int a, int b) {
+  while (b > a) {
+    b = m->dof_parentid[b];
+  }
+  return b == a;
+}
+
+
+
+// 1 if all joints of fixed tendon t are hinges or slides on one kinematic chain
+static int isChainTendon(const mjModel* m, int t) {
+  int adr = m->tendon_adr[t], num = m->tendon_num[t];
+  for (int a=adr; a < adr+num; a++) {
+    int ja = m->wrap_objid[a];
+    if (m->wrap_type[a] != mjWRAP_JOINT || !isScalar(m, ja)) {
+      return 0;
+    }
+
+    // every pair of dofs must be ancestor and descendant
+    int da = m->jnt_dofadr[ja];
+    for (int b=adr; b < a; b++) {
+      int db = m->jnt_dofadr[m->wrap_objid[b]];
+      if (!isAncestor(m, mjMIN(da, db), mjMAX(da, db))) {
+        return 0;
+      }
+    }
+  }
+  return 1;
+}
+
+
+
+// scope of the transmission of site actuator i, mjPOSSCOPE_RESTORING if in scope: translational
+// gear, a refsite that is fixed or moved only by ancestors of the site's dofs, hinges and slides
+// between them; the moment is then the exact derivative of the length, on one kinematic chain
+static int siteScope(const mjModel* m, int i) {
+  int id = m->actuator_trnid[2*i], refid = m->actuator_trnid[2*i+1];
+  if (refid < 0 || !mju_isZero(m->actuator_gear + 6*m->actuator_outadr[i] + 3, 3)) {
+    return mjPOSSCOPE_TRANSMISSION;
+  }
+
+  // last dof of the weld bodies of site and refsite, -1 if none
+  int b0 = m->body_weldid[m->site_bodyid[id]];
+  int b1 = m->body_weldid[m->site_bodyid[refid]];
+  int dof0 = m->body_dofnum[b0] ? m->body_dofadr[b0] + m->body_dofnum[b0] - 1 : -1;
+  int dof1 = m->body_dofnum[b1] ? m->body_dofadr[b1] + m->body_dofnum[b1] - 1 : -1;
+  if (dof1 >= 0 && (dof0 < 0 || !isAncestor(m, dof1, dof0))) {
+    return mjPOSSCOPE_BRANCH;
+  }
+
+  // dofs between refsite and site
+  for (int dof=dof0; dof > dof1; dof = m->dof_parentid[dof]) {
+    if (!isScalar(m, m->dof_jntid[dof])) {
+      return mjPOSSCOPE_TRANSMISSION;
+    }
+  }
+  return mjPOSSCOPE_RESTORING;
+}
+
+
+
+// 1 if all pairs of the moment row of actuator i are in the lower M pattern, which keeps only
+// the diagonal in the rows of simple dofs: every dof but the first must not be simple
+static int isLowerPattern(const mjModel* m, const mjData* d, int i) {
+  int oadr = m->actuator_outadr[i];
+  int nnz = d->moment_rownnz[oadr];
+  const int* ind = d->moment_colind + d->moment_rowadr[oadr];
+  int first = nnz ? ind[0] : -1;
+  for (int a=1; a < nnz; a++) {
+    first = mjMIN(first, ind[a]);
+  }
+  for (int a=0; a < nnz; a++) {
+    if (ind[a] != first && m->dof_simplenum[ind[a]]) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+
+
+// add val to element (r, c) of a CSR matrix; lower: store c <= r only
+static void addSparse(mjtNum* mat, const int* rownnz, const int* rowadr, const int* colind,
+                      int lower, int r, int c, mjtNum val) {
+  if (lower && c > r) {
+    return;
+  }
+  int adr = rowadr[r], end = rowadr[r] + rownnz[r];
+  for (; adr < end; adr++) {
+    if (colind[adr] == c) {
+      mat[adr] += val;
+      return;
+    }
+  }
+}
+
+
+
+// ctrl or act multiplying the gain of actuator i, as in mj_fwdActuation
+static mjtNum actuatorInput(const mjModel* m, const mjData* d, int i) {
+  int actnum = m->actuator_actnum[i];
+
+  // activation: last one, next one if actearly
+  if (actnum) {
+    int adr = m->actuator_actadr[i] + actnum - 1;
+    if (m->actuator_actearly[i]) {
+      return mj_nextActivation(m, d, i, adr, d->act_dot[adr]);
+    }
+    return d->act[adr];
+  }
+
+  // empty input block
+  if (!m->actuator_ctrlnum[i]) {
+    return 0;
+  }
+
+  // clamped ctrl; all controls are zeroed if any is bad
+  int uadr = m->actuator_ctrladr[i];
+  mjtNum ctrl = 0;
+  for (int k=0; k < m->nu; k++) {
+    mjtNum c = d->ctrl[k];
+    if (!mjDISABLED(mjDSBL_CLAMPCTRL) && m->actuator_ctrllimited[k]) {
+      c = mju_clip(c, m->actuator_ctrlrange[2*k], m->actuator_ctrlrange[2*k+1]);
+    }
+    if (mju_isBad(c)) {
+      return 0;
+    }
+    if (k == uadr) {
+      ctrl = c;
+    }
+  }
+  return ctrl;
+}
+
+
+
+// 1 if the force of actuator i is on one of its clamps, after mj_fwdActuation
+static int isClamped(const mjModel* m, const mjData* d, int i) {
+  int oadr = m->actuator_outadr[i];
+
+  // actuator forcerange
+  if (m->actuator_forcelimited[i]) {
+    mjtNum force = d->actuator_force[oadr];
+    if (force <= m->actuator_forcerange[2*i] || force >= m->actuator_forcerange[2*i+1]) {
+      return 1;
+    }
+  }
+
+  // tendon actfrcrange, on the total force of the tendon's actuators; mj_fwdActuation scales
+  // the forces onto the bound, so their sum meets it only up to rounding
+  if (m->actuator_trntype[i] == mjTRN_TENDON) {
+    int t = m->actuator_trnid[2*i];
+    if (m->tendon_actfrclimited[t]) {
+      mjtNum total = 0;
+      for (int k=0; k < m->nactuator; k++) {
+        if (m->actuator_trntype[k] == mjTRN_TENDON && m->actuator_trnid[2*k] == t) {
+          total += d->actuator_force[m->actuator_outadr[k]];
+        }
+      }
+      const mjtNum* range = m->tendon_actfrcrange + 2*t;
+      mjtNum tol = 1e-12 * mju_max(mju_abs(range[0]), mju_abs(range[1]));
+      if (total <= range[0] + tol || total >= range[1] - tol) {
+        return 1;
+      }
+    }
+  }
+
+  // joint actfrcrange, on qfrc_actuator of every dof the actuator moves
+  int nnz = d->moment_rownnz[oadr], adr = d->moment_rowadr[oadr];
+  for (int k=0; k < nnz; k++) {
+    int dof = d->moment_colind[adr+k];
+    int j = m->dof_jntid[dof];
+    if (m->jnt_actfrclimited[j]) {
+      mjtNum qfrc = d->qfrc_actuator[dof];
+      if (qfrc <= m->jnt_actfrcrange[2*j] || qfrc >= m->jnt_actfrcrange[2*j+1]) {
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+
+
+//------------------------------ scope -------------------------------------------------------------
+
+// scope of the transmission of actuator i, mjPOSSCOPE_RESTORING if in scope: one output, on a
+// hinge or slide joint, a fixed tendon along one chain, or a site as in siteScope; multi-dof
+// moment rows must also be in the lower M pattern
+static int transmissionScope(const mjModel* m, const mjData* d, int i) {
+  int id = m->actuator_trnid[2*i];
+  if (m->actuator_outnum[i] != 1) {
+    return mjPOSSCOPE_TRANSMISSION;
+  }
+
+  switch ((mjtTrn) m->actuator_trntype[i]) {
+  case mjTRN_JOINT:
+  case mjTRN_JOINTINPARENT:
+    return isScalar(m, id) ? mjPOSSCOPE_RESTORING : mjPOSSCOPE_TRANSMISSION;
+
+  case mjTRN_TENDON:
+    if (m->tendon_num[id] == 0 || m->wrap_type[m->tendon_adr[id]] != mjWRAP_JOINT) {
+      return mjPOSSCOPE_TRANSMISSION;
+    }
+    if (!isChainTendon(m, id)) {
+      return mjPOSSCOPE_BRANCH;
+    }
+    break;
+
+  case mjTRN_SITE:
+    {
+      int scope = siteScope(m, i);
+      if (scope != mjPOSSCOPE_RESTORING) {
+        return scope;
+      }
+    }
+    break;
+
+  default:
+    return mjPOSSCOPE_TRANSMISSION;
+  }
+
+  // several dofs: every pair must be in the lower M pattern (qH of implicitfast)
+  return isLowerPattern(m, d, i) ? mjPOSSCOPE_RESTORING : mjPOSSCOPE_BRANCH;
+}
+
+
+
+// scope of actuator i under mjENBL_IMPLICITPOS, slope = d actuator_force / d actuator_length
+int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope) {
+  int gaintype = m->actuator_gaintype[i], biastype = m->actuator_biastype[i];
+  const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN*i;
+  const mjtNum* biasprm = m->actuator_biasprm + mjNBIAS*i;
+  mjtNum s = 0;
+
+  // slope of force = gain * input + bias: fixed, affine or PID gain, no or affine bias
+  int affine = (gaintype == mjGAIN_FIXED || gaintype == mjGAIN_AFFINE ||
+                gaintype == mjGAIN_PID) &&
+               (biastype == mjBIAS_NONE || biastype == mjBIAS_AFFINE) &&
+               m->actuator_plugin[i] < 0;
+  int gainpos = gaintype == mjGAIN_AFFINE && gainprm[1] != 0;
+  if (affine) {
+    if (biastype == mjBIAS_AFFINE) {
+      s = biasprm[1];
+    }
+    if (gainpos) {
+      s += gainprm[1] * actuatorInput(m, d, i);
+    }
+  }
+  if (slope) {
+    *slope = s;
+  }
+
+  // disabled actuation or actuator group
+  if (mjDISABLED(mjDSBL_ACTUATION) || mj_actuatorDisabled(m, i)) {
+    return mjPOSSCOPE_DISABLED;
+  }
+
+  // transmission
+  int trn = transmissionScope(m, d, i);
+  if (trn != mjPOSSCOPE_RESTORING) {
+    return trn;
+  }
+
+  // muscle, dcmotor, user or plugin gain/bias; delayed input to a position-dependent gain; PID
+  // integral read early (actearly), since the next integral state depends on the length
+  int pidearly = gaintype == mjGAIN_PID && m->actuator_actearly[i] && m->actuator_actnum[i] &&
+                 gainprm[0] > 0;
+  if (!affine || (gainpos && m->actuator_delay[i]) || pidearly) {
+    return mjPOSSCOPE_GAINBIAS;
+  }
+
+  // force on a clamp: zero derivative
+  if (isClamped(m, d, i)) {
+    return mjPOSSCOPE_CLAMPED;
+  }
+
+  // sign of the slope: restoring only, finite only
+  if (s == 0) {
+    return mjPOSSCOPE_ZERO;
+  }
+  if (!(s < 0) || !isfinite(s)) {
+    return mjPOSSCOPE_NONRESTORING;
+  }
+  return mjPOSSCOPE_RESTORING;
+}
+
+
+
+//------------------------------ assembly ----------------------------------------------------------
+
+// add sclK*K to mat (D pattern, or lower M pattern if lower) and sclKv*K*qvel to vec
+static void implicitPos(const mjModel* m, const mjData* d, mjtNum* mat, int lower,
+                        mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
+  const mjtNum* qvel = d->qvel;
+  const int* rownnz = lower ? m->M_rownnz : m->D_rownnz;
+  const int* rowadr = lower ? m->M_rowadr : m->D_rowadr;
+  const int* colind = lower ? m->M_colind : m->D_colind;
+  int sleep_filter = mjENABLED(mjENBL_SLEEP) && d->ntree_awake < m->ntree;
+
+  // actuators: K += -slope * moment' * moment
+  for (int i=0; i < m->nactuator; i++) {
+    if (sleep_filter && mj_sleepState(m, d, mjOBJ_ACTUATOR, i) == mjS_ASLEEP) {
+      continue;
+    }
+    mjtNum slope;
+    if (mjd_actuatorPosScope(m, d, i, &slope) != mjPOSSCOPE_RESTORING) {
+      continue;
+    }
+
+    // sparse moment row: one dof for a joint, the chain's dofs for a fixed tendon or a site
+    int oadr = m->actuator_outadr[i];
+    int nnz = d->moment_rownnz[oadr];
+    const int* ind = d->moment_colind + d->moment_rowadr[oadr];
+    const mjtNum* moment = d->actuator_moment + d->moment_rowadr[oadr];
+
+    // moment velocity
+    mjtNum mv = 0;
+    for (int a=0; a < nnz; a++) {
+      mv += moment[a] * qvel[ind[a]];
+    }
+
+    // dense block on the row's dofs, all within the pattern of M
+    for (int a=0; a < nnz; a++) {
+      mjtNum km = -slope * moment[a];
+      if (vec) {
+        vec[ind[a]] += sclKv * (km * mv);
+      }
+      if (mat) {
+        for (int b=0; b < nnz; b++) {
+          addSparse(mat, rownnz, rowadr, colind, lower, ind[a], ind[b], sclK * (km * moment[b]));
+        }
+      }
+    }
+  }
+
+  // joint stiffness of hinges and slides: diagonal, d(x * polyForce(x)) / dx
+  if (mjDISABLED(mjDSBL_SPRING)) {
+    return;
+  }
+  for (int j=0; j < m->njnt; j++) {
+    if (!isScalar(m, j) || (sleep_filter && mj_sleepState(m, d, mjOBJ_JOINT, j) == mjS_ASLEEP)) {
+      continue;
+    }
+    mjtNum stiffness = m->jnt_stiffness[j];
+    const mjtNum* spoly = m->jnt_stiffnesspoly + mjNPOLY*j;
+    if (stiffness == 0 && mju_isZero(spoly, mjNPOLY)) {
+      continue;
+    }
+    int padr = m->jnt_qposadr[j], dof = m->jnt_dofadr[j];
+    mjtNum k = mjd_xPolyForce(stiffness, spoly, d->qpos[padr] - m->qpos_spring[padr], mjNPOLY, 0);
+    if (!(k > 0) || !isfinite(k)) {
+      continue;
+    }
+    if (mat) {
+      addSparse(mat, rownnz, rowadr, colind, lower, dof, dof, sclK * k);
+    }
+    if (vec) {
+      vec[dof] += sclKv * (k * qvel[dof]);
+    }
+  }
+}
+
+
+
+// add sclK*K to matD (D pattern) and sclKv*K*qvel to vec, K = -d(qfrc_actuator+qfrc_passive)/dq
+void mjd_implicitPos(const mjModel* m, const mjData* d,
+                     mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
+  implicitPos(m, d, matD, /* lower = */ 0, sclK, vec, sclKv);
+}
+
+
+
+// add the lower triangle of sclK*K to matM (lower M pattern) and sclKv*K*qvel to vec
+void mjd_implicitPosM(const mjModel* m, const mjData* d,
+                      mjtNum* matM, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
+  implicitPos(m, d, matM, /* lower = */ 1, sclK, vec, sclKv);
+}
