@@ -713,6 +713,47 @@ TEST(ImplicitPosGuardInverse, FwdinvComparesContinuousTime) {
   }
 }
 
+//------------------------------ sparsity ---------------------------------------------------------
+
+// Catches: an element of K outside the D pattern dropped silently (the matrix would then lack a
+// term that the shift keeps): with a pattern reduced to the diagonal, a tendon servo's
+// off-diagonal element is an error; with M's own pattern there is none.
+TEST(ImplicitPosGuardPattern, OffPatternElementIsAnError) {
+  ModelPtr m = Load(
+      "<mujoco><option timestep=\"0.005\"/><worldbody><body><joint name=\"a\"/>"
+      "<geom size=\".1\"/><body pos=\".3 0 0\"><joint name=\"b\"/><geom size=\".1\"/>"
+      "</body></body></worldbody><tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/>"
+      "<joint joint=\"b\" coef=\"0.5\"/></fixed></tendon><actuator>" +
+      Affine("tendon=\"t\"", 5, 0, -300) + "</actuator></mujoco>");
+  ASSERT_NE(m, nullptr);
+  DataPtr d(mj_makeData(m.get()));
+  mj_forward(m.get(), d.get());
+  ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_RESTORING);
+  std::string error;
+  guard_error = &error;
+  mju_user_error = RecordGuardError;
+  for (bool diagonal : {false, true}) {
+    mj_makeMSparse(m.get(), d.get(), d->D_rownnz, d->D_rowadr, d->D_colind);
+    if (diagonal) {
+      for (int i = 0; i < m->nv; ++i) {
+        d->D_rownnz[i] = 1;
+        d->D_rowadr[i] = i;
+        d->D_colind[i] = i;
+      }
+    }
+    std::vector<mjtNum> matD(m->nD, 0.0);
+    error.clear();
+    mjd_implicitPos(m.get(), d.get(), matD.data(), 1, nullptr, 0);
+    if (diagonal) {
+      EXPECT_NE(error.find("outside the pattern of M"), std::string::npos) << error;
+    } else {
+      EXPECT_EQ(error, "");
+    }
+  }
+  mju_user_error = nullptr;
+  guard_error = nullptr;
+}
+
 //------------------------------ accuracy weights (mjENBL_POSWEIGHT) ------------------------------
 
 // The weight table of the engine source (src/engine/engine_derivative_pos.c of this repository,

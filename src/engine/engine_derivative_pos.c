@@ -22,6 +22,7 @@
 #include "engine/engine_io.h"
 #include "engine/engine_macro.h"
 #include "engine/engine_util_blas.h"
+#include "engine/engine_util_errmem.h"
 #include "engine/engine_util_misc.h"
 
 //------------------------------ utilities ---------------------------------------------------------
@@ -90,38 +91,53 @@ static int sparseAdr(const int* rownnz, const int* rowadr, const int* colind, in
 
 
 
-// add val to element (r, c) of the D-sparse matrix matD
+// add val to element (r, c) of the D-sparse matrix matD; every element of K in scope is in the
+// pattern of M (a diagonal, or two dofs of one chain), so a miss is an error, not a drop
 static void addD(const mjData* d, mjtNum* matD, int r, int c, mjtNum val) {
   int adr = sparseAdr(d->D_rownnz, d->D_rowadr, d->D_colind, r, c);
-  if (adr >= 0) {
-    matD[adr] += val;
+  if (adr < 0) {
+    mju_error_i("mjd_implicitPos: an element of K in row %d is outside the pattern of M", r);
+    return;
   }
+  matD[adr] += val;
 }
 
 
 
-// ctrl or act multiplying the gain of actuator i, as in mj_fwdActuation
-static mjtNum actuatorInput(const mjModel* m, const mjData* d, int i) {
-  int nu = m->nu;
-
-  // activation
-  if (m->actuator_dyntype[i]!=mjDYN_NONE) {
-    return d->act[i - (nu - m->na)];
-  }
-
-  // clamped ctrl; all controls are zeroed if any is bad
-  mjtNum ctrl = 0;
-  for (int k=0; k<nu; k++) {
+// 1 if a control is bad after clamping: mj_fwdActuation then uses zero for all of them
+static int ctrlBad(const mjModel* m, const mjData* d) {
+  for (int k=0; k<m->nu; k++) {
     mjtNum c = d->ctrl[k];
     if (!mjDISABLED(mjDSBL_CLAMPCTRL) && m->actuator_ctrllimited[k]) {
       c = mju_clip(c, m->actuator_ctrlrange[2*k], m->actuator_ctrlrange[2*k+1]);
     }
     if (mju_isBad(c)) {
-      return 0;
+      return 1;
     }
-    if (k==i) {
-      ctrl = c;
-    }
+  }
+  return 0;
+}
+
+
+
+// ctrl or act multiplying the gain of actuator i, as in mj_fwdActuation; *bad is ctrlBad, found
+// on first use (-1 until then), so that a pass over all actuators is O(nu)
+static mjtNum actuatorInput(const mjModel* m, const mjData* d, int i, int* bad) {
+  // activation
+  if (m->actuator_dyntype[i]!=mjDYN_NONE) {
+    return d->act[i - (m->nu - m->na)];
+  }
+
+  // clamped ctrl, zero if any control is bad
+  if (*bad < 0) {
+    *bad = ctrlBad(m, d);
+  }
+  if (*bad) {
+    return 0;
+  }
+  mjtNum ctrl = d->ctrl[i];
+  if (!mjDISABLED(mjDSBL_CLAMPCTRL) && m->actuator_ctrllimited[i]) {
+    ctrl = mju_clip(ctrl, m->actuator_ctrlrange[2*i], m->actuator_ctrlrange[2*i+1]);
   }
   return ctrl;
 }
@@ -130,8 +146,9 @@ static mjtNum actuatorInput(const mjModel* m, const mjData* d, int i) {
 
 //------------------------------ scope -------------------------------------------------------------
 
-// scope of actuator i under mjENBL_IMPLICITPOS, slope = d actuator_force / d actuator_length
-int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope) {
+// scope of actuator i under mjENBL_IMPLICITPOS, slope = d actuator_force / d actuator_length;
+// bad: see actuatorInput
+static int actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope, int* bad) {
   int gaintype = m->actuator_gaintype[i], biastype = m->actuator_biastype[i];
   const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN*i;
   const mjtNum* biasprm = m->actuator_biasprm + mjNBIAS*i;
@@ -145,7 +162,7 @@ int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope
       s = biasprm[1];
     }
     if (gaintype==mjGAIN_AFFINE && gainprm[1]!=0) {
-      s += gainprm[1] * actuatorInput(m, d, i);
+      s += gainprm[1] * actuatorInput(m, d, i, bad);
     }
   }
   if (slope) {
@@ -203,6 +220,13 @@ int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope
     return mjPOSSCOPE_NONRESTORING;
   }
   return mjPOSSCOPE_RESTORING;
+}
+
+
+
+int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope) {
+  int bad = -1;
+  return actuatorPosScope(m, d, i, slope, &bad);
 }
 
 
@@ -400,7 +424,7 @@ static mjtNum termWeight(const mjModel* m, const mjData* d, mjtNum k, mjtNum c, 
 
 // damping of actuator i in actuator space: -d force / d velocity from the bias and, for an affine
 // gain, the gain's velocity term at the current input
-static mjtNum actuatorDamping(const mjModel* m, const mjData* d, int i) {
+static mjtNum actuatorDamping(const mjModel* m, const mjData* d, int i, int* bad) {
   const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN*i;
   const mjtNum* biasprm = m->actuator_biasprm + mjNBIAS*i;
   mjtNum c = 0;
@@ -408,7 +432,7 @@ static mjtNum actuatorDamping(const mjModel* m, const mjData* d, int i) {
     c -= biasprm[2];
   }
   if (m->actuator_gaintype[i]==mjGAIN_AFFINE && gainprm[2]!=0) {
-    c -= gainprm[2] * actuatorInput(m, d, i);
+    c -= gainprm[2] * actuatorInput(m, d, i, bad);
   }
   return c;
 }
@@ -417,7 +441,7 @@ static mjtNum actuatorDamping(const mjModel* m, const mjData* d, int i) {
 
 // weight of the term of actuator i on a fixed tendon: actuator-space stiffness -slope and
 // damping, inverse inertia m' M^-1 m along the tendon's chain (invweight0 through the gear)
-static mjtNum tendonWeight(const mjModel* m, const mjData* d, int i, mjtNum slope,
+static mjtNum tendonWeight(const mjModel* m, const mjData* d, int i, mjtNum slope, int* bad,
                            mjtNum* cache, mjtNum* scratch) {
   const mjtNum* moment = d->actuator_moment + i*m->nv;
   int id = m->actuator_trnid[2*i];
@@ -427,7 +451,7 @@ static mjtNum tendonWeight(const mjModel* m, const mjData* d, int i, mjtNum slop
     deep = mjMAX(deep, m->jnt_dofadr[m->wrap_objid[a]]);
   }
   mjtNum gear = m->actuator_gear[6*i];
-  return termWeight(m, d, -slope, mjMAX(actuatorDamping(m, d, i), 0),
+  return termWeight(m, d, -slope, mjMAX(actuatorDamping(m, d, i, bad), 0),
                     gear * gear * m->tendon_invweight0[id],
                     armatureBound(m, moment, m->wrap_objid + adr, num), moment, deep,
                     cache, scratch);
@@ -447,7 +471,7 @@ static int springInScope(const mjModel* m, int j) {
 // the terms of K on one dof alone, in joint space, for every dof: stiffness kdof (servos with a
 // joint transmission, -slope gear^2, and the joint's spring) and damping cdof (their velocity
 // slopes times gear^2, and the joint's damping); kdof is 0 where no such term is in scope
-static void dofTerms(const mjModel* m, const mjData* d, mjtNum* kdof, mjtNum* cdof) {
+static void dofTerms(const mjModel* m, const mjData* d, int* bad, mjtNum* kdof, mjtNum* cdof) {
   int nv = m->nv;
   mju_zero(kdof, nv);
   mju_zero(cdof, nv);
@@ -456,13 +480,13 @@ static void dofTerms(const mjModel* m, const mjData* d, mjtNum* kdof, mjtNum* cd
   for (int i=0; i<m->nu; i++) {
     mjtNum slope;
     if (m->actuator_trntype[i]==mjTRN_TENDON ||
-        mjd_actuatorPosScope(m, d, i, &slope)!=mjPOSSCOPE_RESTORING) {
+        actuatorPosScope(m, d, i, &slope, bad)!=mjPOSSCOPE_RESTORING) {
       continue;
     }
     int dof = m->jnt_dofadr[m->actuator_trnid[2*i]];
     mjtNum gear = d->actuator_moment[i*nv + dof];
     kdof[dof] -= slope * gear * gear;
-    cdof[dof] += actuatorDamping(m, d, i) * gear * gear;
+    cdof[dof] += actuatorDamping(m, d, i, bad) * gear * gear;
   }
 
   // springs and joint damping
@@ -503,12 +527,12 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
   }
 
   // the dof whose term is asked for, if it is a term on one dof
-  int dof = -1;
+  int dof = -1, bad = -1;
   if (objtype==mjOBJ_ACTUATOR && id>=0 && id<m->nu) {
     mjtNum slope;
-    if (mjd_actuatorPosScope(m, d, id, &slope)==mjPOSSCOPE_RESTORING) {
+    if (actuatorPosScope(m, d, id, &slope, &bad)==mjPOSSCOPE_RESTORING) {
       if (m->actuator_trntype[id]==mjTRN_TENDON) {
-        weight = tendonWeight(m, d, id, slope, cache, scratch);
+        weight = tendonWeight(m, d, id, slope, &bad, cache, scratch);
       } else {
         dof = m->jnt_dofadr[m->actuator_trnid[2*id]];
       }
@@ -519,7 +543,7 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
 
   // a term on one dof: all of that dof's
   if (dof>=0) {
-    dofTerms(m, d, kdof, cdof);
+    dofTerms(m, d, &bad, kdof, cdof);
     if (kdof[dof] > 0) {
       weight = dofWeight(m, d, dof, kdof[dof], cdof[dof], cache, scratch);
     }
@@ -539,6 +563,7 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
   int nv = m->nv;
   const mjtNum* qvel = d->qvel;
   int weighted = mjENABLED(mjENBL_POSWEIGHT);
+  int bad = -1;  // controls bad (actuatorInput), found on first use
 
   // weighted: the terms on one dof are gathered per dof (kdof, cdof) and weighted together
   mjMARKSTACK;
@@ -551,7 +576,7 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
     for (int k=0; k<nv; k++) {
       cache[k] = -1;
     }
-    dofTerms(m, d, kdof, cdof);
+    dofTerms(m, d, &bad, kdof, cdof);
   }
 
   // actuators: K += -slope * moment' * moment
@@ -563,7 +588,7 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
     }
 
     mjtNum slope;
-    if (mjd_actuatorPosScope(m, d, i, &slope)!=mjPOSSCOPE_RESTORING) {
+    if (actuatorPosScope(m, d, i, &slope, &bad)!=mjPOSSCOPE_RESTORING) {
       continue;
     }
     const mjtNum* moment = d->actuator_moment + i*nv;
@@ -584,7 +609,7 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
 
     // accuracy weight: scales the term in the matrix and the shift alike
     if (weighted) {
-      slope *= tendonWeight(m, d, i, slope, cache, scratch);
+      slope *= tendonWeight(m, d, i, slope, &bad, cache, scratch);
     }
 
     // fixed tendon: moment velocity, over the tendon's joints (each listed once, in scope)
