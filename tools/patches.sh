@@ -82,17 +82,25 @@ case "$cmd" in
     base=$(git rev-parse --verify "$base^{commit}")
     git diff --quiet && git diff --cached --quiet || { echo "$dir has uncommitted changes" >&2; exit 1; }
     id=(-c user.name=sync -c user.email=sync@localhost)
-    n=0
+    # first find every file's creating commit, then commit: a file without one changes nothing
+    todo=()
     while read -r f; do
       cmp -s "$here/upstream/$f" "$f" && continue
       creator=$(git log --diff-filter=A --format=%H "$base..HEAD" -- "$f" | tail -n 1)
       [ -n "$creator" ] || { echo "$f: no commit of $base..HEAD creates it" >&2; exit 1; }
-      cp "$here/upstream/$f" "$f"
-      git add "$f"
-      git "${id[@]}" commit -q --fixup="$creator"
-      n=$((n + 1))
+      todo+=("$f" "$creator")
     done < <(cd "$here/upstream" && find . -type f | sed 's#^\./##' | sort)
-    [ "$n" -eq 0 ] || GIT_SEQUENCE_EDITOR=: git "${id[@]}" rebase -q -i --autosquash "$base"
+    n=0
+    for ((i = 0; i < ${#todo[@]}; i += 2)); do
+      cp "$here/upstream/${todo[i]}" "${todo[i]}"
+      git add "${todo[i]}"
+      git "${id[@]}" commit -q --fixup="${todo[i+1]}"
+      n=$((n + 1))
+    done
+    # squash the fixups (also any left by an interrupted run)
+    if [ "$n" -gt 0 ] || git log --format=%s "$base..HEAD" | grep -q '^fixup! '; then
+      GIT_SEQUENCE_EDITOR=: git "${id[@]}" rebase -q -i --autosquash "$base"
+    fi
     echo "synced $n file(s) of upstream/ into $dir; now: tools/patches.sh export-upstream $dir $3"
     ;;
   *) sed -n '2,23p' "$0"; exit 2 ;;
