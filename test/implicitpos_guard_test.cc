@@ -1200,14 +1200,17 @@ TEST(ImplicitPosGuardWeight, ScratchStaysOnItsStack) {
 }
 
 // Catches: weights given to terms outside the scope of K (out-of-range ids, ball joints, a
-// motor, an unknown object type): 1; a servo of gear 0 has its joint's weight.
+// motor, an unknown object type) or to a tendon servo that sees no inertia (gear 0, inverse
+// weight 0): 1; a joint servo of gear 0 has its joint's weight.
 TEST(ImplicitPosGuardWeight, OutOfScopeIsOne) {
   ModelPtr m = Load(
       "<mujoco><option timestep=\"0.005\"/><worldbody><body><joint name=\"h\" stiffness=\"50\"/>"
       "<geom size=\".1\"/><body pos=\".3 0 0\"><joint name=\"ball\" type=\"ball\" "
       "stiffness=\"50\"/><geom size=\".1\"/></body></body></worldbody>"
+      "<tendon><fixed name=\"t\"><joint joint=\"h\" coef=\"1\"/></fixed></tendon>"
       "<actuator><motor joint=\"h\"/><position joint=\"h\" kp=\"100\"/>"
-      "<position joint=\"h\" kp=\"100\" gear=\"0 0 0 0 0 0\"/></actuator></mujoco>");
+      "<position joint=\"h\" kp=\"100\" gear=\"0 0 0 0 0 0\"/>"
+      "<position tendon=\"t\" kp=\"100\" gear=\"0 0 0 0 0 0\"/></actuator></mujoco>");
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
   mj_forward(m.get(), d.get());
@@ -1216,7 +1219,9 @@ TEST(ImplicitPosGuardWeight, OutOfScopeIsOne) {
   // gear 0: a term of zero stiffness on joint h's dof, whose weight it has
   EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 2),
             mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 1));
+  // a tendon servo of gear 0 sees no inertia (inverse weight 0)
   EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 3), 1);
+  EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 4), 1);
   EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 1), 1);
   EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, -1), 1);
   EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 2), 1);
