@@ -32,10 +32,6 @@ namespace {
 // Tolerance of every "equal" below (max abs difference over the largest velocity).
 constexpr double kTol = 1e-12;
 
-double Rel(const std::vector<double>& a, const std::vector<double>& b) {
-  return RelDiff(a.data(), b.data(), static_cast<int>(b.size()));
-}
-
 std::vector<double> Minus(const std::vector<double>& a, const std::vector<double>& b) {
   std::vector<double> c(a.size());
   for (size_t i = 0; i < a.size(); ++i) c[i] = a[i] - b[i];
@@ -73,7 +69,7 @@ TEST(PeerDriver, IsUpstream314) { EXPECT_EQ(Version(), "3.14.0"); }
 TEST_F(PeerConformance, FlagEqualsDiscreteFromRest) {
   for (size_t i = 0; i < subjects_->size(); ++i) {
     const OneStep& r = (*rest_)[i];
-    EXPECT_LE(Rel(r.flag, r.discrete), kTol) << (*subjects_)[i].name;
+    EXPECT_LE(RelDiff(r.flag, r.discrete), kTol) << (*subjects_)[i].name;
   }
 }
 
@@ -82,7 +78,7 @@ TEST_F(PeerConformance, FlagOffEqualsUpstreamImplicit) {
   for (const std::vector<OneStep>* steps : {rest_, moving_}) {
     for (size_t i = 0; i < subjects_->size(); ++i) {
       const OneStep& r = (*steps)[i];
-      EXPECT_LE(Rel(r.off, r.implicit), kTol) << (*subjects_)[i].name;
+      EXPECT_LE(RelDiff(r.off, r.implicit), kTol) << (*subjects_)[i].name;
     }
   }
 }
@@ -95,8 +91,8 @@ TEST_F(PeerConformance, FlagAndDiscreteDifferFromStockAboveTheCap) {
     const Subject& s = (*subjects_)[i];
     if (s.name.find("kp=1e+07") == std::string::npos) continue;
     const OneStep& r = (*rest_)[i];
-    EXPECT_GT(Rel(r.off, r.flag), 1e-3) << s.name;
-    EXPECT_GT(Rel(r.implicit, r.discrete), 1e-3) << s.name;
+    EXPECT_GT(RelDiff(r.off, r.flag), 1e-3) << s.name;
+    EXPECT_GT(RelDiff(r.implicit, r.discrete), 1e-3) << s.name;
     ++checked;
   }
   EXPECT_EQ(checked, 4);
@@ -108,7 +104,7 @@ TEST_F(PeerConformance, OneDofFlagEqualsDiscreteMoving) {
   for (size_t i = 0; i < subjects_->size(); ++i) {
     if (!OneDof((*subjects_)[i])) continue;
     const OneStep& r = (*moving_)[i];
-    EXPECT_LE(Rel(r.flag, r.discrete), kTol) << (*subjects_)[i].name;
+    EXPECT_LE(RelDiff(r.flag, r.discrete), kTol) << (*subjects_)[i].name;
   }
 }
 
@@ -120,12 +116,12 @@ TEST_F(PeerConformance, MovingDifferenceIsTheBiasVelocityDerivative) {
     const Subject& s = (*subjects_)[i];
     if (OneDof(s)) continue;
     const OneStep& r = (*moving_)[i];
-    EXPECT_LE(Rel(r.flag, r.dense_with_bias), kTol) << s.name;
-    EXPECT_LE(Rel(r.discrete, r.dense_without_bias), kTol) << s.name;
-    EXPECT_GT(Rel(r.flag, r.discrete), 1e-6) << s.name;
+    EXPECT_LE(RelDiff(r.flag, r.dense_with_bias), kTol) << s.name;
+    EXPECT_LE(RelDiff(r.discrete, r.dense_without_bias), kTol) << s.name;
+    EXPECT_GT(RelDiff(r.flag, r.discrete), 1e-6) << s.name;
     std::vector<double> ours_minus_peer = Minus(r.flag, r.discrete);
     std::vector<double> term = Minus(r.dense_with_bias, r.dense_without_bias);
-    EXPECT_LE(Rel(ours_minus_peer, term), 1e-6) << s.name;
+    EXPECT_LE(RelDiff(ours_minus_peer, term), 1e-6) << s.name;
   }
 }
 

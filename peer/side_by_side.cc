@@ -142,9 +142,6 @@ std::string Kp(double kp) { return kp > 0 ? Sci(kp) : "none"; }
 void Conformance(std::ostream& out) {
   std::vector<Subject> subjects = ConformanceSubjects(MJPOS_MODEL_DIR);
   std::vector<OneStep> rest = StepAll(subjects, true), moving = StepAll(subjects, false);
-  auto rel = [](const std::vector<double>& a, const std::vector<double>& b) {
-    return RelDiff(a.data(), b.data(), static_cast<int>(b.size()));
-  };
   struct Row {
     std::string family;
     double rest_flag = 0, off = 0, moving_flag = 0, ours_dense = 0, peer_dense = 0;
@@ -161,13 +158,13 @@ void Conformance(std::ostream& out) {
     Row& r = *std::find_if(rows.begin(), rows.end(), [&](const Row& x) {
       return x.family == family;
     });
-    r.rest_flag = std::max(r.rest_flag, rel(rest[i].flag, rest[i].discrete));
-    r.off = std::max({r.off, rel(rest[i].off, rest[i].implicit),
-                      rel(moving[i].off, moving[i].implicit)});
-    r.moving_flag = std::max(r.moving_flag, rel(moving[i].flag, moving[i].discrete));
-    r.ours_dense = std::max(r.ours_dense, rel(moving[i].flag, moving[i].dense_with_bias));
+    r.rest_flag = std::max(r.rest_flag, RelDiff(rest[i].flag, rest[i].discrete));
+    r.off = std::max({r.off, RelDiff(rest[i].off, rest[i].implicit),
+                      RelDiff(moving[i].off, moving[i].implicit)});
+    r.moving_flag = std::max(r.moving_flag, RelDiff(moving[i].flag, moving[i].discrete));
+    r.ours_dense = std::max(r.ours_dense, RelDiff(moving[i].flag, moving[i].dense_with_bias));
     r.peer_dense = std::max(r.peer_dense,
-                            rel(moving[i].discrete, moving[i].dense_without_bias));
+                            RelDiff(moving[i].discrete, moving[i].dense_without_bias));
   }
   out << "## Conformance: one step from the same state\n\n"
          "Largest `max|a − b| / max|b|` of the velocity after one `mj_step` over each family's "

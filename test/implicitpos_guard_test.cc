@@ -36,6 +36,7 @@
 #include "engine/engine_derivative_pos.h"
 #include "engine/engine_inverse.h"
 #include "engine/engine_support.h"
+#include "test/fixture.h"
 #include "test/models.h"
 
 namespace mjpos {
@@ -68,13 +69,6 @@ std::string Affine(const std::string& target, double g0, double g1, double b1,
                 "biasprm=\"0 %.17g -1\" %s/>",
                 target.c_str(), g0, g1, b1, extra.c_str());
   return buf;
-}
-
-ModelPtr Load(const std::string& xml) {
-  std::string error;
-  mjModel* m = LoadXmlString(xml, &error);
-  EXPECT_NE(m, nullptr) << error << "\n" << xml;
-  return ModelPtr(m);
 }
 
 // a state away from rest
@@ -181,7 +175,7 @@ TEST(ImplicitPosGuardInput, ClampedControl) {
   }
   actuators += Affine("joint=\"b\"", 5, g1, b1) + "</actuator>";  // unlimited
   for (bool clamp : {true, false}) {
-    ModelPtr m = Load(Model(actuators, clamp ? "" : "clampctrl=\"disable\""));
+    ModelPtr m = LoadModelOrFail(Model(actuators, clamp ? "" : "clampctrl=\"disable\""));
     ASSERT_NE(m, nullptr);
     DataPtr d(mj_makeData(m.get()));
     for (double ctrl : {-1.0, 1.0, 0.1}) {
@@ -205,7 +199,7 @@ TEST(ImplicitPosGuardInput, ClampedControl) {
 // Catches: a bad control (NaN) not zeroing the input of every actuator, as mj_fwdActuation
 // zeroes all controls.
 TEST(ImplicitPosGuardInput, BadControlZeroesEveryInput) {
-  ModelPtr m = Load(Model("<actuator>" + Affine("joint=\"a\"", 5, -30, -100) +
+  ModelPtr m = LoadModelOrFail(Model("<actuator>" + Affine("joint=\"a\"", 5, -30, -100) +
                           Affine("joint=\"b\"", 5, -20, -80) + "</actuator>"));
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
@@ -272,7 +266,7 @@ class PoisonPastTheEnd {
 // k <= nu, j <= njnt), or mjd_posWeight accepting the id nu or njnt: each reads an element that
 // does not exist.
 TEST(ImplicitPosGuardInput, ReadsNothingPastTheEnd) {
-  ModelPtr m = Load(Model("<actuator>" + Affine("joint=\"a\"", 5, -30, -100) +
+  ModelPtr m = LoadModelOrFail(Model("<actuator>" + Affine("joint=\"a\"", 5, -30, -100) +
                           Affine("joint=\"b\"", 5, -20, -80) + "</actuator>"));
   ASSERT_NE(m, nullptr);
   m->jnt_stiffness[2] = 40;
@@ -298,7 +292,7 @@ TEST(ImplicitPosGuardInput, ReadsNothingPastTheEnd) {
 // Catches: the activation of actuator i read at a wrong index when stateless actuators come
 // first (act index i - (nu - na)).
 TEST(ImplicitPosGuardInput, ActivationIndex) {
-  ModelPtr m = Load(Model("<actuator>" + Affine("joint=\"a\"", 5, -30, -100) +
+  ModelPtr m = LoadModelOrFail(Model("<actuator>" + Affine("joint=\"a\"", 5, -30, -100) +
                           Affine("joint=\"c\"", 5, -40, -90) +
                           Affine("joint=\"b\"", 5, -20, -80,
                                  "dyntype=\"filter\" dynprm=\"0.05\"") +
@@ -320,7 +314,7 @@ TEST(ImplicitPosGuardInput, ActivationIndex) {
 // Catches: gainprm[1] added for a fixed gain (which ignores it), the affine term skipped when
 // gainprm[0] is 0 or gainprm[1] is 1, and an affine gain without bias skipped as a motor.
 TEST(ImplicitPosGuardSlope, GainAndBiasTerms) {
-  ModelPtr m = Load(Model(
+  ModelPtr m = LoadModelOrFail(Model(
       "<actuator>"
       "<general joint=\"a\" gainprm=\"50 7 0\" biastype=\"affine\" biasprm=\"0 -50 -1\"/>" +
       Affine("joint=\"b\"", 0, 1, -50) +
@@ -348,7 +342,7 @@ TEST(ImplicitPosGuardSlope, UserGainOrBiasIsExcluded) {
       "<general joint=\"a\" gainprm=\"5\" biastype=\"user\"/>",
   };
   for (const std::string& a : actuators) {
-    ModelPtr m = Load(Model("<actuator>" + a + "</actuator>"));
+    ModelPtr m = LoadModelOrFail(Model("<actuator>" + a + "</actuator>"));
     ASSERT_NE(m, nullptr);
     DataPtr d(mj_makeData(m.get()));
     SetState(m.get(), d.get());
@@ -363,7 +357,8 @@ TEST(ImplicitPosGuardSlope, UserGainOrBiasIsExcluded) {
 // Catches: a slope that is positive but below 1, -inf, or too stiff for the factorization taken
 // as restoring; a restoring one left out.
 TEST(ImplicitPosGuardSlope, SignAndFiniteness) {
-  ModelPtr m = Load(Model("<actuator>" + Affine("joint=\"a\"", 5, 0, -1) + "</actuator>"));
+  ModelPtr m =
+      LoadModelOrFail(Model("<actuator>" + Affine("joint=\"a\"", 5, 0, -1) + "</actuator>"));
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
   struct Case {
@@ -401,7 +396,8 @@ double StiffnessAtTheBound(double h) {
 // dropped, or a negative spring taken into K: a servo or spring exactly on the bound is in K, with
 // its weight under mjENBL_POSWEIGHT; a spring just past it, or negative, is not.
 TEST(ImplicitPosGuardSlope, StiffnessBoundIsInclusive) {
-  ModelPtr m = Load(Model("<actuator>" + Affine("joint=\"a\"", 5, 0, -1) + "</actuator>"));
+  ModelPtr m =
+      LoadModelOrFail(Model("<actuator>" + Affine("joint=\"a\"", 5, 0, -1) + "</actuator>"));
   ASSERT_NE(m, nullptr);
   const double h = m->opt.timestep, k = StiffnessAtTheBound(h);
   ASSERT_GT(k, 0);
@@ -440,7 +436,7 @@ TEST(ImplicitPosGuardScope, ForceRangePerActuatorAndBounds) {
                   range[i][1]);
     actuators += Affine("joint=\"a\"", 5, 0, -100, extra);
   }
-  ModelPtr m = Load(Model(actuators + "</actuator>"));
+  ModelPtr m = LoadModelOrFail(Model(actuators + "</actuator>"));
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
   SetState(m.get(), d.get());
@@ -461,7 +457,7 @@ TEST(ImplicitPosGuardScope, ForceRangePerActuatorAndBounds) {
 
 // Catches: jointinparent transmissions left out of scope.
 TEST(ImplicitPosGuardScope, JointInParentIsInScope) {
-  ModelPtr m = Load(Model("<actuator><general jointinparent=\"b\" gainprm=\"300\" "
+  ModelPtr m = LoadModelOrFail(Model("<actuator><general jointinparent=\"b\" gainprm=\"300\" "
                           "biastype=\"affine\" biasprm=\"0 -300 -1\" gear=\"1.5\"/></actuator>"));
   ASSERT_NE(m, nullptr);
   ASSERT_EQ(m->actuator_trntype[0], mjTRN_JOINTINPARENT);
@@ -474,9 +470,9 @@ TEST(ImplicitPosGuardScope, JointInParentIsInScope) {
 
 // Catches: a fixed tendon of a single joint left out of scope.
 TEST(ImplicitPosGuardScope, OneJointFixedTendonIsInScope) {
-  ModelPtr m = Load(Model("<tendon><fixed name=\"t\"><joint joint=\"b\" coef=\"-0.7\"/></fixed>"
-                          "</tendon><actuator>" + Affine("tendon=\"t\"", 5, 0, -300) +
-                          "</actuator>"));
+  ModelPtr m = LoadModelOrFail(
+      Model("<tendon><fixed name=\"t\"><joint joint=\"b\" coef=\"-0.7\"/></fixed>"
+            "</tendon><actuator>" + Affine("tendon=\"t\"", 5, 0, -300) + "</actuator>"));
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
   SetState(m.get(), d.get());
@@ -488,7 +484,7 @@ TEST(ImplicitPosGuardScope, OneJointFixedTendonIsInScope) {
 // Catches: a joint servo run through the fixed-tendon code as well (its joint is on a tendon whose
 // index equals the joint's), adding its term twice.
 TEST(ImplicitPosGuardScope, JointServoBesideTendonOverItsJoint) {
-  ModelPtr m = Load(Model("<tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/>"
+  ModelPtr m = LoadModelOrFail(Model("<tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/>"
                           "<joint joint=\"b\" coef=\"0.5\"/></fixed></tendon><actuator>" +
                           Affine("joint=\"a\"", 5, 0, -300) + Affine("joint=\"b\"", 5, 0, -200) +
                           Affine("tendon=\"t\"", 5, 0, -100) + "</actuator>"));
@@ -505,7 +501,7 @@ TEST(ImplicitPosGuardScope, JointServoBesideTendonOverItsJoint) {
 // Catches: a fixed tendon over a ball joint (the compiler accepts one) taken into scope because
 // only the tendon's first joint was checked for a hinge or slide.
 TEST(ImplicitPosGuardScope, FixedTendonOverBallJointIsExcluded) {
-  ModelPtr m = Load(
+  ModelPtr m = LoadModelOrFail(
       "<mujoco>\n"
       "  <option integrator=\"implicit\" timestep=\"0.005\" gravity=\"0 0 0\"/>\n"
       "  <default><joint armature=\"0.01\" damping=\"0.1\"/>"
@@ -533,7 +529,7 @@ TEST(ImplicitPosGuardScope, FixedTendonOverBallJointIsExcluded) {
 // actuator_force or qfrc_actuator when actuators have activations (na > 0), e.g. a save area
 // too small, which mj_fwdActuation's own scratch then overwrites.
 TEST(ImplicitPosGuardInverse, ActuationOutputsRestoredWithActivations) {
-  ModelPtr m = Load(Model("<actuator>" + Affine("joint=\"a\"", 5, -30, -100) +
+  ModelPtr m = LoadModelOrFail(Model("<actuator>" + Affine("joint=\"a\"", 5, -30, -100) +
                           Affine("joint=\"c\"", 5, -40, -90) +
                           Affine("joint=\"b\"", 5, -20, -80,
                                  "dyntype=\"filter\" dynprm=\"0.05\"") +
@@ -604,7 +600,7 @@ void RecordGuardError(const char* msg) {
 // caller, but everything after it then runs higher: maxuse_stack grows) on any of its exits:
 // Euler with damping, Euler without (early return), RK4 (the error exit).
 TEST(ImplicitPosGuardInverse, ConversionFreesItsStack) {
-  ModelPtr m = Load(ChainXml(3, 50, 2, 0.005, "Euler"));
+  ModelPtr m = LoadModelOrFail(ChainXml(3, 50, 2, 0.005, "Euler"));
   ASSERT_NE(m, nullptr);
   DataPtr d = ArmToInvert(m.get());
   std::string error;
@@ -629,7 +625,7 @@ TEST(ImplicitPosGuardInverse, ConversionFreesItsStack) {
 // Catches: mj_inverse going on with the discrete conversion after the RK4 error when the error
 // handler returns: qacc is then read as continuous-time, as without the flag.
 TEST(ImplicitPosGuardInverse, Rk4ErrorFallsBackToContinuousTime) {
-  ModelPtr m = Load(ChainXml(3, 50, 2, 0.005, "RK4"));
+  ModelPtr m = LoadModelOrFail(ChainXml(3, 50, 2, 0.005, "RK4"));
   ASSERT_NE(m, nullptr);
   DataPtr d = ArmToInvert(m.get());
   std::string error;
@@ -645,7 +641,7 @@ TEST(ImplicitPosGuardInverse, Rk4ErrorFallsBackToContinuousTime) {
 // Catches: the scope of K in the conversion reading the caller's actuator_force instead of the
 // force of the state being inverted (a servo whose stale force sits on its forcerange clamp).
 TEST(ImplicitPosGuardInverse, ScopeReadsTheStatesForce) {
-  ModelPtr m = Load(ChainXml(3, 50, 2, 0.005));
+  ModelPtr m = LoadModelOrFail(ChainXml(3, 50, 2, 0.005));
   ASSERT_NE(m, nullptr);
   for (int i = 0; i < m->nu; ++i) {
     m->actuator_forcelimited[i] = 1;
@@ -673,7 +669,7 @@ TEST(ImplicitPosGuardInverse, FwdinvComparesContinuousTime) {
   xml.replace(xml.find("</mujoco>"), 9,
               "  <option solver=\"PGS\" iterations=\"1\"/>\n  <sensor><jointlimitfrc joint=\"j0\"/>"
               "<jointlimitfrc joint=\"j1\"/></sensor>\n</mujoco>");
-  ModelPtr m = Load(xml);
+  ModelPtr m = LoadModelOrFail(xml);
   ASSERT_NE(m, nullptr);
   for (int flags : {static_cast<int>(mjENBL_IMPLICITPOS), mjENBL_IMPLICITPOS | mjENBL_INVDISCRETE}) {
     DataPtr d0(mj_makeData(m.get()));
@@ -719,7 +715,7 @@ TEST(ImplicitPosGuardInverse, FwdinvComparesContinuousTime) {
 // term that the shift keeps): with a pattern reduced to the diagonal, a tendon servo's
 // off-diagonal element is an error; with M's own pattern there is none.
 TEST(ImplicitPosGuardPattern, OffPatternElementIsAnError) {
-  ModelPtr m = Load(
+  ModelPtr m = LoadModelOrFail(
       "<mujoco><option timestep=\"0.005\"/><worldbody><body><joint name=\"a\"/>"
       "<geom size=\".1\"/><body pos=\".3 0 0\"><joint name=\"b\"/><geom size=\".1\"/>"
       "</body></body></worldbody><tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/>"
@@ -898,7 +894,7 @@ TEST(ImplicitPosGuardWeight, SpringWeightIsTheTableLookup) {
   WeightTable t = ReadWeightTable();
   ASSERT_EQ(t.theta.size(), t.zeta.size());
   ASSERT_GE(t.zeta.size(), 3u);
-  ModelPtr m = Load(OneHingeSpringXml(0.01576, 1, 0, 0.005));
+  ModelPtr m = LoadModelOrFail(OneHingeSpringXml(0.01576, 1, 0, 0.005));
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
   mj_forward(m.get(), d.get());
@@ -943,7 +939,7 @@ TEST(ImplicitPosGuardWeight, ExtremeInverseInertia) {
   WeightTable t = ReadWeightTable();
   ASSERT_GE(t.zeta.size(), 3u);
   for (double zeta : {1.0, 3.0}) {
-    ModelPtr m = Load(OneHingeXml(1, 1, 0, 0.005));
+    ModelPtr m = LoadModelOrFail(OneHingeXml(1, 1, 0, 0.005));
     ASSERT_NE(m, nullptr);
     const double h = m->opt.timestep, gear = 1e150, k = 3e14;  // h^2 k within mjMAXVAL
     m->actuator_gear[0] = gear;
@@ -959,7 +955,7 @@ TEST(ImplicitPosGuardWeight, ExtremeInverseInertia) {
         << "zeta " << zeta;
   }
   for (double zeta : {0.0, 0.4}) {
-    ModelPtr m = Load(OneHingeSpringXml(1, 1, 0, 0.005));
+    ModelPtr m = LoadModelOrFail(OneHingeSpringXml(1, 1, 0, 0.005));
     ASSERT_NE(m, nullptr);
     // inertia 1e300: the armature, the body's inertia zeroed; then the model's constants again
     m->dof_armature[0] = 1e300;
@@ -1020,7 +1016,7 @@ TEST(ImplicitPosGuardWeight, ActuatorAndSpringWeightsInK) {
       "</mujoco>\n";
   for (int variant = 0; variant < 4; ++variant) {
     bool passive = variant % 2 == 0, stale = variant >= 2;
-    ModelPtr m = Load(xml), m0 = Load(xml);
+    ModelPtr m = LoadModelOrFail(xml), m0 = LoadModelOrFail(xml);
     ASSERT_NE(m, nullptr);
     if (!passive) m->opt.disableflags |= mjDSBL_PASSIVE;
     if (stale) Lighten(m.get(), 30);
@@ -1115,7 +1111,7 @@ TEST(ImplicitPosGuardWeight, ActuatorAndSpringWeightsInK) {
 TEST(ImplicitPosGuardWeight, TendonInverseInertiaOnItsOwnChain) {
   WeightTable t = ReadWeightTable();
   ASSERT_GE(t.zeta.size(), 3u);
-  ModelPtr m = Load(
+  ModelPtr m = LoadModelOrFail(
       "<mujoco>\n"
       "  <option integrator=\"implicit\" timestep=\"0.005\" gravity=\"0 0 0\"/>\n"
       "  <default><joint armature=\"0.01\" damping=\"0.1\"/>"
@@ -1178,7 +1174,7 @@ void ExpectStaysInItsStack(mjData* d, const std::function<void()>& call, const s
 // Catches: the weights' scratch (inverse inertias, their cache) not reserved on the MuJoCo
 // stack, or written outside what is reserved (before it, or one past its end).
 TEST(ImplicitPosGuardWeight, ScratchStaysOnItsStack) {
-  ModelPtr m = Load(GearTendonArmXml(300, 1, 0.005));
+  ModelPtr m = LoadModelOrFail(GearTendonArmXml(300, 1, 0.005));
   ASSERT_NE(m, nullptr);
   m->opt.enableflags |= mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT;
   DataPtr d(mj_makeData(m.get()));
@@ -1203,7 +1199,7 @@ TEST(ImplicitPosGuardWeight, ScratchStaysOnItsStack) {
 // motor, an unknown object type) or to a tendon servo that sees no inertia (gear 0, inverse
 // weight 0): 1; a joint servo of gear 0 has its joint's weight.
 TEST(ImplicitPosGuardWeight, OutOfScopeIsOne) {
-  ModelPtr m = Load(
+  ModelPtr m = LoadModelOrFail(
       "<mujoco><option timestep=\"0.005\"/><worldbody><body><joint name=\"h\" stiffness=\"50\"/>"
       "<geom size=\".1\"/><body pos=\".3 0 0\"><joint name=\"ball\" type=\"ball\" "
       "stiffness=\"50\"/><geom size=\".1\"/></body></body></worldbody>"

@@ -26,26 +26,16 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 #include "engine/engine_derivative_pos.h"
+#include "test/fixture.h"
 #include "test/models.h"
 
 namespace mjpos {
 namespace {
 
-mjModel* LoadXml(const std::string& xml) {
-  std::string error;
-  mjModel* m = LoadXmlString(xml, &error);
-  EXPECT_NE(m, nullptr) << error;
-  return m;
-}
-
 // full state after n steps from a perturbed start, with slowly varying controls
 std::vector<mjtNum> Trajectory(const mjModel* m, bool flag, int n) {
   mjModel* mc = mj_copyModel(nullptr, m);
-  if (flag) {
-    mc->opt.enableflags |= mjENBL_IMPLICITPOS;
-  } else {
-    mc->opt.enableflags &= ~mjENBL_IMPLICITPOS;
-  }
+  SetEnable(mc, mjENBL_IMPLICITPOS, flag);
   mjData* d = mj_makeData(mc);
   for (int i = 0; i < mc->nv; ++i) d->qvel[i] = 0.5 * std::sin(1.0 + i);
   std::vector<mjtNum> out;
@@ -105,26 +95,25 @@ class ScopeTest : public ::testing::TestWithParam<ScopeCase> {};
 // it leaves alone.
 TEST_P(ScopeTest, ExcludedIsBitIdenticalIncludedIsNot) {
   const ScopeCase& c = GetParam();
-  mjModel* m = LoadXml(c.config.xml);
+  ModelPtr m = LoadModelOrFail(c.config.xml);
   ASSERT_NE(m, nullptr);
 
   // the classifier's verdict on actuator 0, after the forward pass of the first step
   if (c.scope >= 0) {
     ASSERT_GE(m->nu, 1);
-    mjData* d = mj_makeData(m);
+    mjData* d = mj_makeData(m.get());
     for (int i = 0; i < m->nv; ++i) d->qvel[i] = 0.5 * std::sin(1.0 + i);
     for (int i = 0; i < m->nq && m->jnt_type[0] == mjJNT_HINGE; ++i) d->qpos[i] = 0.3;
     if (c.config.name == "clamped_forcerange") d->ctrl[0] = 1;
-    mj_forward(m, d);
-    EXPECT_EQ(mjd_actuatorPosScope(m, d, 0, nullptr), c.scope) << c.config.name;
+    mj_forward(m.get(), d);
+    EXPECT_EQ(mjd_actuatorPosScope(m.get(), d, 0, nullptr), c.scope) << c.config.name;
     mj_deleteData(d);
   }
 
   // trajectories: excluded configurations identical to flag off, included ones not
-  std::vector<mjtNum> off = Trajectory(m, false, 300), on = Trajectory(m, true, 300);
+  std::vector<mjtNum> off = Trajectory(m.get(), false, 300), on = Trajectory(m.get(), true, 300);
   EXPECT_EQ(BitIdentical(off, on), !c.config.changes) << c.config.name;
   for (mjtNum x : on) EXPECT_TRUE(std::isfinite(x)) << c.config.name;
-  mj_deleteModel(m);
 }
 
 INSTANTIATE_TEST_SUITE_P(Configurations, ScopeTest, ::testing::ValuesIn(Cases()),
@@ -140,15 +129,14 @@ TEST(ImplicitPosIntegrators, EulerAndRk4IgnoreFlag) {
   xmls.push_back(ChainXml(5, 1e5, 1, 0.005));
   int checked = 0;
   for (const std::string& xml : xmls) {
-    mjModel* m = LoadXml(xml);
+    ModelPtr m = LoadModelOrFail(xml);
     ASSERT_NE(m, nullptr);
     for (int integrator : {mjINT_EULER, mjINT_RK4}) {
       m->opt.integrator = integrator;
-      EXPECT_TRUE(BitIdentical(Trajectory(m, false, 200), Trajectory(m, true, 200)))
+      EXPECT_TRUE(BitIdentical(Trajectory(m.get(), false, 200), Trajectory(m.get(), true, 200)))
           << xml << " integrator " << integrator;
       ++checked;
     }
-    mj_deleteModel(m);
   }
 
   EXPECT_EQ(checked, 2 * static_cast<int>(xmls.size()));
@@ -156,20 +144,19 @@ TEST(ImplicitPosIntegrators, EulerAndRk4IgnoreFlag) {
 
 // Catches: stiffness added although actuation or passive forces are disabled.
 TEST(ImplicitPosDisable, DisabledForcesAddNoStiffness) {
-  mjModel* m = LoadXml(ChainXml(3, 1e5, 1, 0.005));
+  ModelPtr m = LoadModelOrFail(ChainXml(3, 1e5, 1, 0.005));
   ASSERT_NE(m, nullptr);
   m->opt.disableflags |= mjDSBL_ACTUATION;
-  EXPECT_TRUE(BitIdentical(Trajectory(m, false, 100), Trajectory(m, true, 100)));
-  mj_deleteModel(m);
+  EXPECT_TRUE(BitIdentical(Trajectory(m.get(), false, 100), Trajectory(m.get(), true, 100)));
 
-  m = LoadXml("<mujoco><option integrator=\"implicit\"><flag passive=\"disable\"/></option>"
-              "<worldbody><body><joint axis=\"0 1 0\" stiffness=\"1e4\"/>"
-              "<geom size=\".1\"/></body></worldbody></mujoco>");
+  m = LoadModelOrFail(
+      "<mujoco><option integrator=\"implicit\"><flag passive=\"disable\"/></option>"
+      "<worldbody><body><joint axis=\"0 1 0\" stiffness=\"1e4\"/>"
+      "<geom size=\".1\"/></body></worldbody></mujoco>");
   ASSERT_NE(m, nullptr);
-  EXPECT_TRUE(BitIdentical(Trajectory(m, false, 100), Trajectory(m, true, 100)));
+  EXPECT_TRUE(BitIdentical(Trajectory(m.get(), false, 100), Trajectory(m.get(), true, 100)));
   m->opt.disableflags &= ~mjDSBL_PASSIVE;
-  EXPECT_FALSE(BitIdentical(Trajectory(m, false, 100), Trajectory(m, true, 100)));
-  mj_deleteModel(m);
+  EXPECT_FALSE(BitIdentical(Trajectory(m.get(), false, 100), Trajectory(m.get(), true, 100)));
 }
 
 }  // namespace

@@ -35,10 +35,6 @@ using ::testing::HasSubstr;
 using ::testing::IsNull;
 using ::testing::NotNull;
 
-mjModel* LoadXml(const std::string& xml, std::string* error = nullptr) {
-  return mjpos::LoadXmlString(xml, error);
-}
-
 std::string WithFlag(const std::string& attr) {
   return "<mujoco><option><flag " + attr + "/></option>"
          "<worldbody><body><joint/><geom size=\".1\"/></body></worldbody></mujoco>";
@@ -60,7 +56,7 @@ std::string SaveLast(const mjModel* m) {
 
 // Catches: the flag enabled by default.
 TEST(ImplicitPosXml, DefaultIsDisabled) {
-  mjModel* m = LoadXml(WithFlag(""));
+  mjModel* m = mjpos::LoadXmlString(WithFlag(""));
   ASSERT_THAT(m, NotNull());
   EXPECT_EQ(m->opt.enableflags & mjENBL_IMPLICITPOS, 0);
   EXPECT_THAT(SaveLast(m), ::testing::Not(HasSubstr("implicitpos")));
@@ -69,12 +65,12 @@ TEST(ImplicitPosXml, DefaultIsDisabled) {
 
 // Catches: the flag lost when reading or writing MJCF.
 TEST(ImplicitPosXml, EnableDisableAndRoundTrip) {
-  mjModel* m = LoadXml(WithFlag("implicitpos=\"disable\""));
+  mjModel* m = mjpos::LoadXmlString(WithFlag("implicitpos=\"disable\""));
   ASSERT_THAT(m, NotNull());
   EXPECT_EQ(m->opt.enableflags & mjENBL_IMPLICITPOS, 0);
   mj_deleteModel(m);
 
-  m = LoadXml(WithFlag("implicitpos=\"enable\""));
+  m = mjpos::LoadXmlString(WithFlag("implicitpos=\"enable\""));
   ASSERT_THAT(m, NotNull());
   EXPECT_EQ(m->opt.enableflags, mjENBL_IMPLICITPOS);  // this bit and no other
   std::string saved = SaveLast(m);
@@ -82,7 +78,7 @@ TEST(ImplicitPosXml, EnableDisableAndRoundTrip) {
   mj_deleteModel(m);
 
   // load -> save -> load keeps it
-  mjModel* again = LoadXml(saved);
+  mjModel* again = mjpos::LoadXmlString(saved);
   ASSERT_THAT(again, NotNull());
   EXPECT_EQ(again->opt.enableflags & mjENBL_IMPLICITPOS, mjENBL_IMPLICITPOS);
   mj_deleteModel(again);
@@ -92,7 +88,8 @@ TEST(ImplicitPosXml, EnableDisableAndRoundTrip) {
 TEST(ImplicitPosXml, BadValueIsAParserError) {
   for (const char* value : {"bogus", "true", "1", ""}) {
     std::string error;
-    mjModel* m = LoadXml(WithFlag(std::string("implicitpos=\"") + value + "\""), &error);
+    mjModel* m =
+        mjpos::LoadXmlString(WithFlag(std::string("implicitpos=\"") + value + "\""), &error);
     EXPECT_THAT(m, IsNull()) << value;
     EXPECT_THAT(error, HasSubstr("invalid keyword")) << value;
     EXPECT_THAT(error, HasSubstr("Element 'flag'")) << value;
@@ -110,7 +107,7 @@ TEST(ImplicitPosXml, EnumStringAndAttributeAgree) {
     std::string name = mjENABLESTRING[i];
     for (char& c : name) c = std::tolower(static_cast<unsigned char>(c));
     std::string error;
-    mjModel* m = LoadXml(WithFlag(name + "=\"enable\""), &error);
+    mjModel* m = mjpos::LoadXmlString(WithFlag(name + "=\"enable\""), &error);
     ASSERT_THAT(m, NotNull()) << name << ": " << error;
     EXPECT_EQ(m->opt.enableflags, 1 << i) << name;
     mj_deleteModel(m);

@@ -34,6 +34,7 @@
 #include "engine/engine_core_smooth.h"
 #include "engine/engine_inverse.h"
 #include "engine/engine_sensor.h"
+#include "test/fixture.h"
 #include "test/models.h"
 
 namespace mjpos {
@@ -43,17 +44,6 @@ using ::testing::HasSubstr;
 
 using Vec = std::vector<double>;
 
-ModelPtr LoadXml(const std::string& xml, std::string* error = nullptr) {
-  return ModelPtr(LoadXmlString(xml, error));
-}
-
-void SetBit(mjModel* m, int bit, bool on) {
-  if (on) {
-    m->opt.enableflags |= bit;
-  } else {
-    m->opt.enableflags &= ~bit;
-  }
-}
 
 double NormInf(const Vec& x) {
   double n = 0;
@@ -62,12 +52,6 @@ double NormInf(const Vec& x) {
 }
 
 // ||x - y||_inf / ||y||_inf
-double RelDiff(const Vec& x, const Vec& y) {
-  Vec diff(x.size());
-  for (size_t i = 0; i < x.size(); ++i) diff[i] = x[i] - y[i];
-  return NormInf(diff) / std::max(NormInf(y), std::numeric_limits<double>::min());
-}
-
 Vec Copy(const mjtNum* x, int n) { return Vec(x, x + n); }
 
 // a reproducible state away from equilibrium: velocities, servo targets off the current
@@ -113,7 +97,7 @@ RoundTrip StepAndInvert(const mjModel* m, const mjData* d0, bool invdiscrete) {
   // forward step
   mjModel* mm = const_cast<mjModel*>(m);  // flags are restored below
   int flags = m->opt.enableflags;
-  SetBit(mm, mjENBL_INVDISCRETE, false);
+  SetEnable(mm, mjENBL_INVDISCRETE, false);
   mj_step(m, d.get());
   r.applied = Copy(d->qfrc_applied, nv);
   for (int i = 0; i < nv; ++i) r.applied[i] += d->qfrc_actuator[i];
@@ -127,7 +111,7 @@ RoundTrip StepAndInvert(const mjModel* m, const mjData* d0, bool invdiscrete) {
   DataPtr di(mj_makeData(m));
   CopyInputs(m, d0, di.get());
   mju_copy(di->qacc, r.qacc.data(), nv);
-  SetBit(mm, mjENBL_INVDISCRETE, invdiscrete);
+  SetEnable(mm, mjENBL_INVDISCRETE, invdiscrete);
   mj_inverse(m, di.get());
   mm->opt.enableflags = flags;
   r.inverse = Copy(di->qfrc_inverse, nv);
@@ -142,13 +126,13 @@ struct Case {
 
 std::vector<Case> ServoModels(const std::string& integrator) {
   std::vector<Case> cases;
-  cases.push_back({"one hinge", LoadXml(OneHingeXml(0.01576, 400, 1, 0.01, integrator))});
+  cases.push_back({"one hinge", LoadModelOrFail(OneHingeXml(0.01576, 400, 1, 0.01, integrator))});
   cases.push_back({"one hinge stiff",  // h^2 kp = 1 > 4I + 2h kv: past the stock cap
-                   LoadXml(OneHingeXml(0.01576, 1e4, 1, 0.01, integrator))});
+                   LoadModelOrFail(OneHingeXml(0.01576, 1e4, 1, 0.01, integrator))});
   cases.push_back({"one hinge spring",
-                   LoadXml(OneHingeSpringXml(0.01576, 400, 0.5, 0.01, integrator))});
-  cases.push_back({"chain 3", LoadXml(ChainXml(3, 50, 2, 0.005, integrator))});
-  cases.push_back({"chain 7", LoadXml(ChainXml(7, 50, 2, 0.005, integrator))});
+                   LoadModelOrFail(OneHingeSpringXml(0.01576, 400, 0.5, 0.01, integrator))});
+  cases.push_back({"chain 3", LoadModelOrFail(ChainXml(3, 50, 2, 0.005, integrator))});
+  cases.push_back({"chain 7", LoadModelOrFail(ChainXml(7, 50, 2, 0.005, integrator))});
   std::string error;
   mjModel* humanoid = LoadServoHumanoid(MJPOS_MODEL_DIR "/humanoid/humanoid.xml", 100, 5, &error);
   EXPECT_NE(humanoid, nullptr) << error;
@@ -172,7 +156,7 @@ TEST(InverseDiscrete, ImplicitRoundTrip) {
     mjModel* m = c.model.get();
     DataPtr d0(mj_makeData(m));
     for (bool pos : {false, true}) {
-      SetBit(m, mjENBL_IMPLICITPOS, pos);
+      SetEnable(m, mjENBL_IMPLICITPOS, pos);
       SetState(m, d0.get(), 1.0);
       RoundTrip r = StepAndInvert(m, d0.get(), true);
       SCOPED_TRACE(c.name + (pos ? ", implicitpos on" : ", implicitpos off"));
@@ -187,7 +171,7 @@ TEST(InverseDiscrete, ImplicitRoundTrip) {
       RoundTrip off = StepAndInvert(m, d0.get(), false);
       EXPECT_GT(RelDiff(off.inverse, off.applied), 1e3 * kRoundTripTol);
     }
-    SetBit(m, mjENBL_IMPLICITPOS, false);
+    SetEnable(m, mjENBL_IMPLICITPOS, false);
   }
 }
 
@@ -282,7 +266,7 @@ TEST(InverseDiscrete, DenseReference) {
     double h = m->opt.timestep;
     DataPtr d0(mj_makeData(m));
     for (bool pos : {false, true}) {
-      SetBit(m, mjENBL_IMPLICITPOS, pos);
+      SetEnable(m, mjENBL_IMPLICITPOS, pos);
       SetState(m, d0.get(), 1.0);
       RoundTrip r = StepAndInvert(m, d0.get(), true);
       Dense ref = DenseReference(m, d0.get());
@@ -321,7 +305,7 @@ TEST(InverseDiscrete, DenseReference) {
         EXPECT_GT(RelDiff(r.inverse, noshift), 1e3 * rel);
       }
     }
-    SetBit(m, mjENBL_IMPLICITPOS, false);
+    SetEnable(m, mjENBL_IMPLICITPOS, false);
   }
 }
 
@@ -351,14 +335,14 @@ TEST(InverseDiscrete, FlagOffBitIdentical) {
       m->opt.enableflags = 0;
       std::vector<char> stock, pos, discrete;
       InverseBuffer(m, d0.get(), qacc, &stock);
-      SetBit(m, mjENBL_IMPLICITPOS, true);
+      SetEnable(m, mjENBL_IMPLICITPOS, true);
       InverseBuffer(m, d0.get(), qacc, &pos);
       EXPECT_TRUE(stock == pos);
 
       // and the flag changes something where it must: implicit, or Euler with damping
       bool damped = false;
       for (int i = 0; i < m->nv; ++i) damped |= m->dof_damping[i] > 0;
-      SetBit(m, mjENBL_INVDISCRETE, true);
+      SetEnable(m, mjENBL_INVDISCRETE, true);
       InverseBuffer(m, d0.get(), qacc, &discrete);
       EXPECT_EQ(stock != discrete, integrator == "implicit" || damped);
       m->opt.enableflags = 0;
@@ -366,14 +350,14 @@ TEST(InverseDiscrete, FlagOffBitIdentical) {
   }
 
   // Euler without damping: explicit in velocity, the flag is exact and changes nothing
-  ModelPtr m = LoadXml(OneHingeXml(0.01576, 400, 1, 0.01, "Euler"));
+  ModelPtr m = LoadModelOrFail(OneHingeXml(0.01576, 400, 1, 0.01, "Euler"));
   ASSERT_NE(m, nullptr);
   DataPtr d0(mj_makeData(m.get()));
   SetState(m.get(), d0.get(), 1.0);
   Vec qacc = {2.5};
   std::vector<char> off, on;
   InverseBuffer(m.get(), d0.get(), qacc, &off);
-  SetBit(m.get(), mjENBL_INVDISCRETE, true);
+  SetEnable(m.get(), mjENBL_INVDISCRETE, true);
   InverseBuffer(m.get(), d0.get(), qacc, &on);
   EXPECT_TRUE(off == on);
 }
@@ -402,7 +386,7 @@ TEST(InverseDiscrete, FlagOffIsStock) {
   std::string xml = ChainXml(3, 50, 2, 0.005);
   xml.replace(xml.find("<joint name=\"j1\""), 17,
               "<joint name=\"j1\" limited=\"true\" range=\"-0.1 0.1\"");
-  models.push_back(LoadXml(xml));
+  models.push_back(LoadModelOrFail(xml));
   std::string error;
   models.emplace_back(LoadServoHumanoid(MJPOS_MODEL_DIR "/humanoid/humanoid.xml", 100, 5, &error));
   if (models.back()) models.back()->opt.integrator = mjINT_IMPLICIT;
@@ -436,7 +420,7 @@ TEST(InverseDiscrete, FlagOffIsStock) {
 // the conversion restores qacc and leaves the caller's actuation outputs alone
 // Catches: mj_inverse leaving qacc or the actuation outputs modified.
 TEST(InverseDiscrete, PreservesCallerData) {
-  ModelPtr m = LoadXml(ChainXml(3, 50, 2, 0.005));
+  ModelPtr m = LoadModelOrFail(ChainXml(3, 50, 2, 0.005));
   ASSERT_NE(m, nullptr);
   m->actuator_forcelimited[1] = 1;  // K's scope reads actuator_force
   m->actuator_forcerange[2] = -1e3;
@@ -467,7 +451,7 @@ void RecordError(const char* msg) {
 
 // Catches: RK4 inverted silently instead of an error.
 TEST(InverseDiscrete, RK4IsAnError) {
-  ModelPtr m = LoadXml(ChainXml(3, 50, 2, 0.005, "RK4"));
+  ModelPtr m = LoadModelOrFail(ChainXml(3, 50, 2, 0.005, "RK4"));
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
   SetState(m.get(), d.get(), 1.0);
@@ -491,7 +475,7 @@ TEST(InverseDiscrete, RK4IsAnError) {
 TEST(InverseDiscrete, FwdinvUnaffected) {
   std::string xml = OneHingeXml(0.01576, 400, 1, 0.01);
   xml.replace(xml.find("type=\"hinge\""), 12, "type=\"hinge\" limited=\"true\" range=\"-1 1\"");
-  ModelPtr m = LoadXml(xml);
+  ModelPtr m = LoadModelOrFail(xml);
   ASSERT_NE(m, nullptr);
   m->opt.enableflags |= mjENBL_FWDINV | mjENBL_IMPLICITPOS;
   DataPtr d0(mj_makeData(m.get()));
@@ -499,7 +483,7 @@ TEST(InverseDiscrete, FwdinvUnaffected) {
   d0->qpos[0] = 1.2;  // past the limit: one constraint
   mjtNum fwdinv[2][2];
   for (bool discrete : {false, true}) {
-    SetBit(m.get(), mjENBL_INVDISCRETE, discrete);
+    SetEnable(m.get(), mjENBL_INVDISCRETE, discrete);
     DataPtr d(mj_makeData(m.get()));
     CopyInputs(m.get(), d0.get(), d.get());
     mj_step(m.get(), d.get());  // mj_compareFwdInv, before the integrator
@@ -532,25 +516,25 @@ std::string SaveLast(const mjModel* m) {
 // Catches: the invdiscrete flag lost when reading or writing MJCF.
 TEST(InverseDiscrete, Xml) {
   std::string error;
-  ModelPtr m = LoadXml(FlagXml("invdiscrete=\"enable\""), &error);
+  ModelPtr m(LoadXmlString(FlagXml("invdiscrete=\"enable\""), &error));
   ASSERT_NE(m, nullptr) << error;
   EXPECT_EQ(m->opt.enableflags, mjENBL_INVDISCRETE);
   std::string saved = SaveLast(m.get());
   EXPECT_THAT(saved, HasSubstr("invdiscrete=\"enable\""));
-  ModelPtr again = LoadXml(saved, &error);
+  ModelPtr again(LoadXmlString(saved, &error));
   ASSERT_NE(again, nullptr) << error;
   EXPECT_EQ(again->opt.enableflags, mjENBL_INVDISCRETE);
 
-  ModelPtr both = LoadXml(FlagXml("implicitpos=\"enable\" invdiscrete=\"enable\""), &error);
+  ModelPtr both(LoadXmlString(FlagXml("implicitpos=\"enable\" invdiscrete=\"enable\""), &error));
   ASSERT_NE(both, nullptr) << error;
   EXPECT_EQ(both->opt.enableflags, mjENBL_INVDISCRETE | mjENBL_IMPLICITPOS);
 
-  ModelPtr off = LoadXml(FlagXml("invdiscrete=\"disable\""), &error);
+  ModelPtr off(LoadXmlString(FlagXml("invdiscrete=\"disable\""), &error));
   ASSERT_NE(off, nullptr) << error;
   EXPECT_EQ(off->opt.enableflags, 0);
   EXPECT_THAT(SaveLast(off.get()), ::testing::Not(HasSubstr("invdiscrete")));
 
-  ModelPtr bad = LoadXml(FlagXml("invdiscrete=\"maybe\""), &error);
+  ModelPtr bad(LoadXmlString(FlagXml("invdiscrete=\"maybe\""), &error));
   EXPECT_EQ(bad, nullptr);
   EXPECT_THAT(error, HasSubstr("maybe"));
 

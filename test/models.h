@@ -106,8 +106,13 @@ bool StepStable(const mjModel* m, mjData* d, int n);
 // inertia q'' + kv q' + kp (q - 1) = 0, q(0) = q'(0) = 0.
 double PdStepResponse(double inertia, double kp, double kv, double t);
 
-// max_i |a_i - b_i| / max_i |b_i|: the relative error of a against the reference b.
+// max_i |a_i - b_i| / max_i |b_i|: the relative error of a against the reference b (the
+// absolute error if b is 0). The one relative error of the tests, benchmarks and tools.
 double RelDiff(const double* a, const double* b, int n);
+inline double RelDiff(double a, double b) { return RelDiff(&a, &b, 1); }
+inline double RelDiff(const std::vector<double>& a, const std::vector<double>& b) {
+  return RelDiff(a.data(), b.data(), static_cast<int>(b.size()));
+}
 
 }  // namespace mjpos
 

@@ -476,7 +476,10 @@ def main():
   if not os.path.isdir(tree):
     print("mutate: %s has no patched tree; configure it first" % build, file=sys.stderr)
     return 2
+  # a run builds first, so that the mutants are made from the tree as the sources make it now
   runner = None if args.list else Runner(build, args.jobs, args.timeout_factor)
+  if runner:
+    runner.prepare()
   mutants = generate(tree)
   equivalents = read_equivalents()
   ids = {m["id"] for m in mutants}
@@ -510,7 +513,6 @@ def main():
   else:
     selected = mutants
 
-  runner.prepare()
   counts = {"killed": 0, "equivalent": 0, "survived": 0}
   survivors, wrong_equivalents, killers = [], [], {}
   t0 = time.time()

@@ -32,6 +32,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
+#include "test/fixture.h"
 #include "test/models.h"
 
 namespace mjpos {
@@ -45,13 +46,6 @@ const bool kQuiet = [] {
   mju_user_warning = Quiet;
   return true;
 }();
-
-mjModel* LoadXml(const std::string& xml) {
-  std::string error;
-  mjModel* m = LoadXmlString(xml, &error);
-  EXPECT_NE(m, nullptr) << error;
-  return m;
-}
 
 ServoReport Analyze(const mjModel* m) {
   ServoReport report;
@@ -117,7 +111,8 @@ class OneHingeCapTest : public ::testing::TestWithParam<HingeCase> {};
 // Catches: a wrong one-hinge cap formula for an integrator.
 TEST_P(OneHingeCapTest, CapMatchesSimulatedDivergence) {
   const HingeCase& c = GetParam();
-  mjModel* m = LoadXml(OneHingeXml(c.inertia, 1.0, c.kv, c.h, c.integrator));
+  ModelPtr model = LoadModelOrFail(OneHingeXml(c.inertia, 1.0, c.kv, c.h, c.integrator));
+  mjModel* m = model.get();
   ASSERT_NE(m, nullptr);
   m->dof_damping[0] = c.damping;
 
@@ -137,7 +132,6 @@ TEST_P(OneHingeCapTest, CapMatchesSimulatedDivergence) {
   double measured = BisectDivergence(1e-3 * c.inertia / (c.h * c.h), stable);
   EXPECT_NEAR(row.cap, measured, 0.01 * measured)
       << c.integrator << ": report " << row.cap << ", simulation " << measured;
-  mj_deleteModel(m);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -178,8 +172,9 @@ double EngineModulus(mjModel* m) {
 TEST(ServoReportPosWeight, FlagColumnsAreTheEnginesWeightedStep) {
   for (double kp : {30.0, 300.0, 3000.0}) {
     for (bool spring : {false, true}) {
-      mjModel* m = LoadXml(spring ? OneHingeSpringXml(0.01576, kp, 0.1, 0.005)
-                                  : OneHingeXml(0.01576, kp, 0.1, 0.005));
+      ModelPtr model = LoadModelOrFail(spring ? OneHingeSpringXml(0.01576, kp, 0.1, 0.005)
+                                              : OneHingeXml(0.01576, kp, 0.1, 0.005));
+      mjModel* m = model.get();
       ASSERT_NE(m, nullptr);
       ServoOptions options;
       options.posweight = true;
@@ -196,7 +191,6 @@ TEST(ServoReportPosWeight, FlagColumnsAreTheEnginesWeightedStep) {
       double backward_euler = EngineModulus(m);
       EXPECT_NEAR(row.flag.modulus, weighted, 1e-6) << "kp " << kp << " spring " << spring;
       EXPECT_GT(std::abs(weighted - backward_euler), 1e-3) << "kp " << kp;
-      mj_deleteModel(m);
     }
   }
 }
@@ -208,7 +202,9 @@ class OneSpringCapTest : public ::testing::TestWithParam<HingeCase> {};
 // Catches: a wrong joint-spring cap formula for an integrator.
 TEST_P(OneSpringCapTest, CapMatchesSimulatedDivergence) {
   const HingeCase& c = GetParam();
-  mjModel* m = LoadXml(OneHingeSpringXml(c.inertia, 1.0, c.damping, c.h, c.integrator));
+  ModelPtr model =
+      LoadModelOrFail(OneHingeSpringXml(c.inertia, 1.0, c.damping, c.h, c.integrator));
+  mjModel* m = model.get();
   ASSERT_NE(m, nullptr);
 
   ServoReport report = Analyze(m);
@@ -225,7 +221,6 @@ TEST_P(OneSpringCapTest, CapMatchesSimulatedDivergence) {
   double measured = BisectDivergence(1e-3 * c.inertia / (c.h * c.h), stable);
   EXPECT_NEAR(row.cap, measured, 0.01 * measured)
       << c.integrator << ": report " << row.cap << ", simulation " << measured;
-  mj_deleteModel(m);
 }
 
 INSTANTIATE_TEST_SUITE_P(Integrators, OneSpringCapTest,
@@ -251,7 +246,8 @@ class ChainCapTest : public ::testing::TestWithParam<ChainCase> {};
 TEST_P(ChainCapTest, SystemMarginMatchesSimulatedDivergence) {
   const ChainCase& c = GetParam();
   const double kp_ref = 100;
-  mjModel* m = LoadXml(ChainXml(c.n, kp_ref, c.kv, c.h, c.integrator));
+  ModelPtr model = LoadModelOrFail(ChainXml(c.n, kp_ref, c.kv, c.h, c.integrator));
+  mjModel* m = model.get();
   ASSERT_NE(m, nullptr);
   mju_zero3(m->opt.gravity);  // a start at rest, in the linear regime
   ServoReport report = Analyze(m);
@@ -278,7 +274,6 @@ TEST_P(ChainCapTest, SystemMarginMatchesSimulatedDivergence) {
   for (const ServoRow& row : report.rows) {
     EXPECT_GE(row.cap, predicted * 0.999) << row.name;
   }
-  mj_deleteModel(m);
 }
 
 INSTANTIATE_TEST_SUITE_P(Integrators, ChainCapTest,
@@ -334,7 +329,8 @@ constexpr char kExcludedXml[] = R"(
 
 // Catches: a report whose scope disagrees with the engine's.
 TEST(ServoReportScope, ExcludedTransmissionsCarryTheirReason) {
-  mjModel* m = LoadXml(kExcludedXml);
+  ModelPtr model = LoadModelOrFail(kExcludedXml);
+  mjModel* m = model.get();
   ASSERT_NE(m, nullptr);
   ServoReport report = Analyze(m);
   ASSERT_EQ(report.rows.size(), 8u);
@@ -362,18 +358,18 @@ TEST(ServoReportScope, ExcludedTransmissionsCarryTheirReason) {
   // the position servos' slopes are read whatever the scope
   EXPECT_NEAR(report.rows[1].kp, 10, 1e-12);
   EXPECT_NEAR(report.rows[4].kp, 10, 1e-12);
-  mj_deleteModel(m);
 }
 
 // Catches: a ball-joint spring reported as covered by the flag.
 TEST(ServoReportScope, BallJointSpringIsExcluded) {
-  mjModel* m = LoadXml(R"(
+  ModelPtr model = LoadModelOrFail(R"(
 <mujoco>
   <worldbody>
     <body><joint type="ball" stiffness="5"/><geom size="0.1" pos="0.2 0 0"/></body>
     <body pos="1 0 0"><joint type="slide" stiffness="5" damping="1"/><geom size="0.1"/></body>
   </worldbody>
 </mujoco>)");
+  mjModel* m = model.get();
   ASSERT_NE(m, nullptr);
   ServoReport report = Analyze(m);
   ASSERT_EQ(report.rows.size(), 2u);
@@ -381,7 +377,6 @@ TEST(ServoReportScope, BallJointSpringIsExcluded) {
   EXPECT_FALSE(report.rows[0].in_scope);
   EXPECT_EQ(report.rows[1].scope_name, "RESTORING");
   EXPECT_TRUE(report.rows[1].in_scope);
-  mj_deleteModel(m);
 }
 
 //------------------------------ servo humanoid -----------------------------------------------------
