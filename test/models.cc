@@ -296,40 +296,9 @@ std::vector<ScopeConfiguration> ScopeConfigurations(double gain, double stiffnes
   return out;
 }
 
-void MakeServos(mjModel* m, double kp, double kv) {
-  for (int i = 0; i < m->nu; ++i) {
-    mjtNum* gainprm = m->actuator_gainprm + mjNGAIN * i;
-    mjtNum* biasprm = m->actuator_biasprm + mjNBIAS * i;
-    for (int k = 0; k < mjNGAIN; ++k) gainprm[k] = 0;
-    for (int k = 0; k < mjNBIAS; ++k) biasprm[k] = 0;
-    m->actuator_gaintype[i] = mjGAIN_FIXED;
-    m->actuator_biastype[i] = mjBIAS_AFFINE;
-    gainprm[0] = kp;
-    biasprm[1] = -kp;
-    biasprm[2] = -kv;
-    m->actuator_ctrllimited[i] = 0;
-    m->actuator_forcelimited[i] = 0;
-  }
-}
-
 void HoldPose(const mjModel* m, mjData* d) {
   mj_forward(m, d);
   for (int i = 0; i < m->nu; ++i) d->ctrl[i] = d->actuator_length[i];
-}
-
-mjModel* LoadServoHumanoid(const std::string& path, double kp, double kv, std::string* error) {
-  char err[1000] = "";
-  mjModel* m = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
-  if (!m) {
-    if (error) *error = err;
-    return nullptr;
-  }
-  MakeServos(m, kp, kv);
-  for (int i = 0; i < m->nu; ++i) {
-    m->actuator_gear[6 * i] = 1;
-    for (int k = 1; k < 6; ++k) m->actuator_gear[6 * i + k] = 0;
-  }
-  return m;
 }
 
 bool StepStable(const mjModel* m, mjData* d, int n) {

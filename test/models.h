@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <mujoco/mujoco.h>
+#include "servo_report/servo_report.h"  // MakeServos, LoadServoHumanoid
 
 namespace mjpos {
 
@@ -85,18 +86,9 @@ struct ScopeConfiguration {
 };
 std::vector<ScopeConfiguration> ScopeConfigurations(double gain, double stiffness);
 
-// Replaces every actuator of m by a position servo on the same transmission and gear: gain
-// type fixed with gain kp, affine bias [0, -kp, -kv], no control or force limits.
-void MakeServos(mjModel* m, double kp, double kv);
-
 // Sets each actuator's ctrl to its current actuator_length (after mj_forward at the current
 // state), so that servos hold the current pose.
 void HoldPose(const mjModel* m, mjData* d);
-
-// The humanoid of MuJoCo's model/ directory with its motors replaced by position servos
-// (gear 1, kp, kv) on the same joints; nullptr (and error) if the file does not load.
-mjModel* LoadServoHumanoid(const std::string& path, double kp, double kv,
-                           std::string* error = nullptr);
 
 // Steps n times; false if the simulation warned about bad qpos, qvel or qacc (MuJoCo's reset
 // path) or left a non-finite state. The stability criterion of the tests and benchmarks.

@@ -54,7 +54,7 @@ TEST_ORDER = [
     ("implicitpos_xml_test", "test"),
     ("implicitpos_humanoid_test", "test"),
     ("implicitpos_scope_test", "test"),
-    ("servo_report_test", "tools/servo_report"),
+    ("servo_report_test", "servo_report"),
     ("peer_test", "peer"),
 ]
 

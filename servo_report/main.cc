@@ -23,8 +23,7 @@
 #include <string>
 
 #include <mujoco/mujoco.h>
-#include "test/models.h"
-#include "tools/servo_report/servo_report.h"
+#include "servo_report/servo_report.h"
 
 namespace {
 

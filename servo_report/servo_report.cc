@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-#include "tools/servo_report/servo_report.h"
+#include "servo_report/servo_report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -787,6 +787,39 @@ std::string FormatJson(const ServoReport& r) {
   out += "},\n";
   out += "  \"unstable\": " + std::to_string(r.unstable) + "\n}\n";
   return out;
+}
+
+//------------------------------ servos from motors ------------------------------------------------
+
+void MakeServos(mjModel* m, double kp, double kv) {
+  for (int i = 0; i < m->nu; ++i) {
+    mjtNum* gainprm = m->actuator_gainprm + mjNGAIN * i;
+    mjtNum* biasprm = m->actuator_biasprm + mjNBIAS * i;
+    for (int k = 0; k < mjNGAIN; ++k) gainprm[k] = 0;
+    for (int k = 0; k < mjNBIAS; ++k) biasprm[k] = 0;
+    m->actuator_gaintype[i] = mjGAIN_FIXED;
+    m->actuator_biastype[i] = mjBIAS_AFFINE;
+    gainprm[0] = kp;
+    biasprm[1] = -kp;
+    biasprm[2] = -kv;
+    m->actuator_ctrllimited[i] = 0;
+    m->actuator_forcelimited[i] = 0;
+  }
+}
+
+mjModel* LoadServoHumanoid(const std::string& path, double kp, double kv, std::string* error) {
+  char err[1000] = "";
+  mjModel* m = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
+  if (!m) {
+    if (error) *error = err;
+    return nullptr;
+  }
+  MakeServos(m, kp, kv);
+  for (int i = 0; i < m->nu; ++i) {
+    m->actuator_gear[6 * i] = 1;
+    for (int k = 1; k < 6; ++k) m->actuator_gear[6 * i + k] = 0;
+  }
+  return m;
 }
 
 }  // namespace mjpos

@@ -121,6 +121,15 @@ Discrete OneDofMap(int integrator, bool flag, double h, double inertia, double k
 std::string FormatText(const ServoReport& report);
 std::string FormatJson(const ServoReport& report);
 
+// Replaces every actuator of m by a position servo on the same transmission and gear: gain
+// type fixed with gain kp, affine bias [0, -kp, -kv], no control or force limits.
+void MakeServos(mjModel* m, double kp, double kv);
+
+// The humanoid of MuJoCo's model/ directory with its motors replaced by position servos
+// (gear 1, kp, kv) on the same joints; nullptr (and error) if the file does not load.
+mjModel* LoadServoHumanoid(const std::string& path, double kp, double kv,
+                           std::string* error = nullptr);
+
 }  // namespace mjpos
 
 #endif  // MJPOS_TOOLS_SERVO_REPORT_SERVO_REPORT_H_

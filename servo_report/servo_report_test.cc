@@ -15,7 +15,7 @@
 // Servo report against simulation: the caps it predicts are where mj_step actually diverges;
 // excluded transmissions carry the right reason; the tool runs on every shipped model.
 
-#include "tools/servo_report/servo_report.h"
+#include "servo_report/servo_report.h"
 
 #include <sys/wait.h>
 
