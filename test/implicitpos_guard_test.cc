@@ -214,6 +214,42 @@ TEST(ImplicitPosGuardInput, BadControlZeroesEveryInput) {
   ExpectKMatchesFiniteDifference(m.get(), d.get(), "bad control");
 }
 
+// Catches: the bad-control check made before clamping, with clamping where it does not apply
+// (clampctrl disabled, an unlimited actuator) or without it where it does, or skipping a control
+// (the first): mj_fwdActuation zeroes every control when one is bad after clamping. 1e11 is bad
+// (beyond mjMAXVAL) unclamped and good clamped to [-1, 1].
+TEST(ImplicitPosGuardInput, ControlCheckedAfterClamping) {
+  const double g1 = -30, b1 = -100;
+  const std::string limited = "ctrllimited=\"true\" ctrlrange=\"-1 1\"";
+  std::string actuators = "<actuator>" + Affine("joint=\"a\"", 5, g1, b1, limited) +
+                          Affine("joint=\"b\"", 5, g1, b1) +
+                          Affine("joint=\"c\"", 5, g1, b1, limited) + "</actuator>";
+  struct Case {
+    double ctrl[3];
+    bool clampctrl, zeroed;
+  };
+  for (Case c : {Case{{1e11, 0.3, 0.2}, true, false}, Case{{1e11, 0.3, 0.2}, false, true},
+                 Case{{0.3, 1e11, 0.2}, true, true}, Case{{kNaN, 0.3, 0.2}, true, true}}) {
+    ModelPtr m = LoadModelOrFail(Model(actuators, c.clampctrl ? "" : "clampctrl=\"disable\""));
+    ASSERT_NE(m, nullptr);
+    DataPtr d(mj_makeData(m.get()));
+    SetState(m.get(), d.get());
+    for (int u = 0; u < 3; ++u) d->ctrl[u] = c.ctrl[u];
+    mju_user_warning = [](const char*) {};  // mj_fwdActuation warns about a bad control
+    mj_forward(m.get(), d.get());
+    mju_user_warning = nullptr;
+    for (int u = 0; u < 3; ++u) {
+      double input = c.zeroed ? 0 : c.ctrl[u];
+      if (!c.zeroed && c.clampctrl && m->actuator_ctrllimited[u]) {
+        input = std::min(std::max(input, -1.0), 1.0);
+      }
+      EXPECT_EQ(Slope(m.get(), d.get(), u), b1 + g1 * input)
+          << "actuator " << u << " ctrl " << c.ctrl[0] << " " << c.ctrl[1];
+    }
+    ExpectKMatchesFiniteDifference(m.get(), d.get(), "control checked after clamping");
+  }
+}
+
 // Poisons the arrays that mjd_implicitPos reads per actuator, per control and per joint: each is
 // replaced by a copy one element longer, the extra element describing a stiff servo on dof 0
 // (actuator nu), a bad control (ctrl[nu]) and a stiff hinge spring on dof 0 (joint njnt), so that
