@@ -216,20 +216,24 @@ TEST(ImplicitPosGuardInput, BadControlZeroesEveryInput) {
 
 // Catches: the bad-control check made before clamping, with clamping where it does not apply
 // (clampctrl disabled, an unlimited actuator) or without it where it does, or skipping a control
-// (the first): mj_fwdActuation zeroes every control when one is bad after clamping. 1e11 is bad
-// (beyond mjMAXVAL) unclamped and good clamped to [-1, 1].
+// (the first), or clamping with another actuator's bounds: mj_fwdActuation zeroes every control
+// when one is bad after clamping. 1e11 is bad (beyond mjMAXVAL) unclamped and good clamped to
+// [-1, 1]; the third actuator's range [-1e12, 1e12] keeps +-1e11 bad.
 TEST(ImplicitPosGuardInput, ControlCheckedAfterClamping) {
   const double g1 = -30, b1 = -100;
-  const std::string limited = "ctrllimited=\"true\" ctrlrange=\"-1 1\"";
-  std::string actuators = "<actuator>" + Affine("joint=\"a\"", 5, g1, b1, limited) +
-                          Affine("joint=\"b\"", 5, g1, b1) +
-                          Affine("joint=\"c\"", 5, g1, b1, limited) + "</actuator>";
+  std::string actuators =
+      "<actuator>" +
+      Affine("joint=\"a\"", 5, g1, b1, "ctrllimited=\"true\" ctrlrange=\"-1 1\"") +
+      Affine("joint=\"b\"", 5, g1, b1) +
+      Affine("joint=\"c\"", 5, g1, b1, "ctrllimited=\"true\" ctrlrange=\"-1e12 1e12\"") +
+      "</actuator>";
   struct Case {
     double ctrl[3];
     bool clampctrl, zeroed;
   };
   for (Case c : {Case{{1e11, 0.3, 0.2}, true, false}, Case{{1e11, 0.3, 0.2}, false, true},
-                 Case{{0.3, 1e11, 0.2}, true, true}, Case{{kNaN, 0.3, 0.2}, true, true}}) {
+                 Case{{0.3, 1e11, 0.2}, true, true}, Case{{kNaN, 0.3, 0.2}, true, true},
+                 Case{{0.3, 0.2, 1e11}, true, true}, Case{{0.3, 0.2, -1e11}, true, true}}) {
     ModelPtr m = LoadModelOrFail(Model(actuators, c.clampctrl ? "" : "clampctrl=\"disable\""));
     ASSERT_NE(m, nullptr);
     DataPtr d(mj_makeData(m.get()));
@@ -241,7 +245,8 @@ TEST(ImplicitPosGuardInput, ControlCheckedAfterClamping) {
     for (int u = 0; u < 3; ++u) {
       double input = c.zeroed ? 0 : c.ctrl[u];
       if (!c.zeroed && c.clampctrl && m->actuator_ctrllimited[u]) {
-        input = std::min(std::max(input, -1.0), 1.0);
+        input = std::min(std::max(input, m->actuator_ctrlrange[2 * u]),
+                         m->actuator_ctrlrange[2 * u + 1]);
       }
       EXPECT_EQ(Slope(m.get(), d.get(), u), b1 + g1 * input)
           << "actuator " << u << " ctrl " << c.ctrl[0] << " " << c.ctrl[1];
