@@ -18,10 +18,14 @@
 #ifndef MJPOS_TEST_FIXTURE_H_
 #define MJPOS_TEST_FIXTURE_H_
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
+#include "engine/engine_derivative_pos.h"
+#include "engine/engine_support.h"
 #include "test/models.h"
 
 namespace mjpos {
@@ -42,6 +46,52 @@ inline void SetEnable(mjModel* m, int bits, bool on) {
   } else {
     m->opt.enableflags &= ~bits;
   }
+}
+
+// K of mjd_implicitPos as a dense nv x nv matrix (row-major), and its vector output K*qvel; sets
+// the D pattern of d (mj_makeMSparse), which mjd_implicitPos needs.
+inline void EngineK(const mjModel* m, mjData* d, std::vector<double>* k,
+                    std::vector<double>* kv) {
+  int nv = m->nv;
+  mj_makeMSparse(m, d, d->D_rownnz, d->D_rowadr, d->D_colind);
+  std::vector<mjtNum> matD(m->nD, 0.0);
+  kv->assign(nv, 0.0);
+  mjd_implicitPos(m, d, matD.data(), 1, kv->data(), 1);
+  k->assign(nv * nv, 0.0);
+  for (int r = 0; r < nv; ++r) {
+    for (int j = 0; j < d->D_rownnz[r]; ++j) {
+      int adr = d->D_rowadr[r] + j;
+      (*k)[r * nv + d->D_colind[adr]] = matD[adr];
+    }
+  }
+}
+
+// -d(qfrc_actuator + qfrc_passive)/dqpos at the state of start by central differences of step
+// eps (dense, row-major): the reference for K. The in-scope forces are affine in the positions
+// of hinges and slides, so eps only sets the rounding error.
+inline std::vector<double> FiniteDifferenceK(const mjModel* m, const mjData* start, double eps) {
+  int nv = m->nv;
+  std::vector<double> k(nv * nv);
+  DataPtr d(mj_makeData(m));
+  std::vector<mjtNum> dir(nv), plus(nv);
+  for (int j = 0; j < nv; ++j) {
+    for (int s : {1, -1}) {
+      mj_copyData(d.get(), m, start);
+      std::fill(dir.begin(), dir.end(), 0);
+      dir[j] = s * eps;
+      mj_integratePos(m, d->qpos, dir.data(), 1);
+      mj_forward(m, d.get());
+      for (int i = 0; i < nv; ++i) {
+        double f = d->qfrc_actuator[i] + d->qfrc_passive[i];
+        if (s > 0) {
+          plus[i] = f;
+        } else {
+          k[i * nv + j] = -(plus[i] - f) / (2 * eps);
+        }
+      }
+    }
+  }
+  return k;
 }
 
 }  // namespace mjpos

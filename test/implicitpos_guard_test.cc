@@ -87,22 +87,6 @@ double Slope(const mjModel* m, const mjData* d, int i, int* scope = nullptr) {
   return slope;
 }
 
-// K of mjd_implicitPos, dense, and its vector output K*qvel
-void EngineK(const mjModel* m, mjData* d, std::vector<double>* k, std::vector<double>* kv) {
-  int nv = m->nv;
-  mj_makeMSparse(m, d, d->D_rownnz, d->D_rowadr, d->D_colind);
-  std::vector<mjtNum> matD(m->nD, 0.0);
-  kv->assign(nv, 0.0);
-  mjd_implicitPos(m, d, matD.data(), 1, kv->data(), 1);
-  k->assign(nv * nv, 0.0);
-  for (int r = 0; r < nv; ++r) {
-    for (int j = 0; j < d->D_rownnz[r]; ++j) {
-      int adr = d->D_rowadr[r] + j;
-      (*k)[r * nv + d->D_colind[adr]] = matD[adr];
-    }
-  }
-}
-
 // K and K*qvel against a central difference of qfrc_actuator + qfrc_passive over qpos (the
 // in-scope forces are affine in the positions of hinges, so only rounding remains); d is at the
 // state to linearise about, after mj_forward
@@ -110,26 +94,7 @@ void ExpectKMatchesFiniteDifference(const mjModel* m, mjData* d, const std::stri
   int nv = m->nv;
   std::vector<double> k, kv;
   EngineK(m, d, &k, &kv);
-  const double eps = 1e-5;
-  std::vector<double> fd(nv * nv), plus(nv), dir(nv);
-  DataPtr p(mj_makeData(m));
-  for (int j = 0; j < nv; ++j) {
-    for (int s : {1, -1}) {
-      mj_copyData(p.get(), m, d);
-      std::fill(dir.begin(), dir.end(), 0.0);
-      dir[j] = s * eps;
-      mj_integratePos(m, p->qpos, dir.data(), 1);
-      mj_forward(m, p.get());
-      for (int i = 0; i < nv; ++i) {
-        double f = p->qfrc_actuator[i] + p->qfrc_passive[i];
-        if (s > 0) {
-          plus[i] = f;
-        } else {
-          fd[i * nv + j] = -(plus[i] - f) / (2 * eps);
-        }
-      }
-    }
-  }
+  std::vector<double> fd = FiniteDifferenceK(m, d, 1e-5);
   std::vector<double> fdv(nv, 0.0);
   for (int r = 0; r < nv; ++r) {
     for (int c = 0; c < nv; ++c) fdv[r] += fd[r * nv + c] * d->qvel[c];

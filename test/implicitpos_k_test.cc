@@ -25,6 +25,7 @@
 #include <mujoco/mujoco.h>
 #include "engine/engine_derivative_pos.h"
 #include "engine/engine_support.h"
+#include "test/fixture.h"
 #include "test/models.h"
 
 namespace mjpos {
@@ -61,47 +62,6 @@ std::string Affine(const std::string& target, double g0, double g1, double b1,
   return buf;
 }
 
-// -d(qfrc_actuator + qfrc_passive)/dqpos by central differences; the in-scope forces are affine
-// in the joint positions, so the step size only sets the rounding error
-std::vector<double> FiniteDifferenceK(const mjModel* m, const mjData* start) {
-  int nv = m->nv;
-  const double eps = 1e-4;
-  std::vector<double> k(nv * nv);
-  DataPtr d(mj_makeData(m));
-  std::vector<mjtNum> dir(nv), plus(nv);
-  for (int j = 0; j < nv; ++j) {
-    for (int s : {1, -1}) {
-      mj_copyData(d.get(), m, start);
-      std::fill(dir.begin(), dir.end(), 0);
-      dir[j] = s * eps;
-      mj_integratePos(m, d->qpos, dir.data(), 1);
-      mj_forward(m, d.get());
-      for (int i = 0; i < nv; ++i) {
-        double f = d->qfrc_actuator[i] + d->qfrc_passive[i];
-        if (s > 0) plus[i] = f;
-        else k[i * nv + j] = -(plus[i] - f) / (2 * eps);
-      }
-    }
-  }
-  return k;
-}
-
-// K from mjd_implicitPos, dense, and K*qvel from its vector output
-void EngineK(const mjModel* m, mjData* d, std::vector<double>* k, std::vector<double>* kv) {
-  int nv = m->nv;
-  mj_makeMSparse(m, d, d->D_rownnz, d->D_rowadr, d->D_colind);
-  std::vector<mjtNum> matD(m->nD, 0.0);
-  kv->assign(nv, 0.0);
-  mjd_implicitPos(m, d, matD.data(), 1, kv->data(), 1);
-  k->assign(nv * nv, 0.0);
-  for (int r = 0; r < nv; ++r) {
-    for (int j = 0; j < d->D_rownnz[r]; ++j) {
-      int adr = d->D_rowadr[r] + j;
-      (*k)[r * nv + d->D_colind[adr]] = matD[adr];
-    }
-  }
-}
-
 // the state: angles away from rest, velocities, controls and activations
 void SetState(const mjModel* m, mjData* d, double input) {
   for (int i = 0; i < m->nq; ++i) d->qpos[i] = 0.3 * std::sin(1.0 + 2 * i);
@@ -126,7 +86,7 @@ void ExpectKMatchesFiniteDifference(const std::string& name, const std::string& 
     }
     std::vector<double> k, kv;
     EngineK(m.get(), d.get(), &k, &kv);
-    std::vector<double> fd = FiniteDifferenceK(m.get(), d.get());
+    std::vector<double> fd = FiniteDifferenceK(m.get(), d.get(), 1e-4);
     EXPECT_LE(RelDiff(k.data(), fd.data(), m->nv * m->nv), 1e-8) << name << " input " << input;
 
     std::vector<double> fdv(m->nv, 0.0);
