@@ -506,8 +506,9 @@ static void dofTerms(const mjModel* m, const mjData* d, int* bad, mjtNum* kdof, 
 // weight of the term on dof alone, of joint-space stiffness k > 0 and damping c
 static mjtNum dofWeight(const mjModel* m, const mjData* d, int dof, mjtNum k, mjtNum c,
                         mjtNum* cache, mjtNum* scratch) {
+  int jnt = m->dof_jntid[dof];
   return termWeight(m, d, k, mjMAX(c, 0), m->dof_invweight0[dof],
-                    armatureBound(m, NULL, m->dof_jntid + dof, 1), NULL, dof, cache, scratch);
+                    armatureBound(m, NULL, &jnt, 1), NULL, dof, cache, scratch);
 }
 
 
