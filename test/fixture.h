@@ -69,7 +69,8 @@ inline void EngineK(const mjModel* m, mjData* d, std::vector<double>* k,
 // -d(qfrc_actuator + qfrc_passive)/dqpos at the state of start by central differences of step
 // eps (dense, row-major): the reference for K. The in-scope forces are affine in the positions
 // of hinges and slides, so eps only sets the rounding error.
-inline std::vector<double> FiniteDifferenceK(const mjModel* m, const mjData* start, double eps) {
+inline std::vector<double> FiniteDifferenceK(const mjModel* m, const mjData* start,
+                                             double eps) {
   int nv = m->nv;
   std::vector<double> k(nv * nv);
   DataPtr d(mj_makeData(m));
