@@ -109,19 +109,6 @@ Verdict Classify(const Discrete& z, double kp, double cap) {
   return Verdict::kStable;
 }
 
-// ctrl or act multiplying the gain of actuator i, as in mj_fwdActuation
-double ActuatorInput(const mjModel* m, const mjData* d, int i) {
-  if (m->actuator_dyntype[i] != mjDYN_NONE) return d->act[i - (m->nu - m->na)];
-  for (int k = 0; k < m->nu; ++k) {
-    if (!std::isfinite(d->ctrl[k])) return 0;
-  }
-  double c = d->ctrl[i];
-  if (!(m->opt.disableflags & mjDSBL_CLAMPCTRL) && m->actuator_ctrllimited[i]) {
-    c = std::clamp(c, m->actuator_ctrlrange[2 * i], m->actuator_ctrlrange[2 * i + 1]);
-  }
-  return c;
-}
-
 // muscle force of actuator i at length len, velocity vel
 double MuscleForce(const mjModel* m, int i, double input, double len, double vel) {
   const double* lr = m->actuator_lengthrange + 2 * i;
@@ -582,7 +569,7 @@ bool AnalyzeServos(const mjModel* m, const ServoOptions& options, ServoReport* r
                   (bt == mjBIAS_MUSCLE || bt == mjBIAS_NONE) &&
                   (gt == mjGAIN_MUSCLE || bt == mjBIAS_MUSCLE);
     bool actuation = !(m->opt.disableflags & mjDSBL_ACTUATION);
-    double input = ActuatorInput(m, d, i);
+    double input = mjd_actuatorInput(m, d, i);
     if (!actuation) {
       row.slopes_known = true;  // no actuator forces at all
     } else if (affine) {
@@ -622,8 +609,7 @@ bool AnalyzeServos(const mjModel* m, const ServoOptions& options, ServoReport* r
     row.target = Name(m, mjOBJ_JOINT, j) + " (" + DofList(m, j) + ")";
     row.gain = "stiffness";
     bool scalar = type == mjJNT_HINGE || type == mjJNT_SLIDE;
-    row.scope = !passive ? mjPOSSCOPE_DISABLED
-                         : scalar ? mjPOSSCOPE_RESTORING : mjPOSSCOPE_TRANSMISSION;
+    row.scope = mjd_jointPosScope(m, j);
     row.scope_name = ScopeName(row.scope);
     row.in_scope = row.scope == mjPOSSCOPE_RESTORING;
     if (!row.in_scope) row.why = ExcludedWhy(row.scope, row);

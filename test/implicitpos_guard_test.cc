@@ -225,6 +225,7 @@ TEST(ImplicitPosGuardInput, ControlCheckedAfterClamping) {
       }
       EXPECT_EQ(Slope(m.get(), d.get(), u), b1 + g1 * input)
           << "actuator " << u << " ctrl " << c.ctrl[0] << " " << c.ctrl[1];
+      EXPECT_EQ(mjd_actuatorInput(m.get(), d.get(), u), input) << "actuator " << u;
     }
     ExpectKMatchesFiniteDifference(m.get(), d.get(), "control checked after clamping");
   }
@@ -327,6 +328,7 @@ TEST(ImplicitPosGuardInput, ActivationIndex) {
   EXPECT_EQ(Slope(m.get(), d.get(), 0), -100 + -30 * d->ctrl[0]);
   EXPECT_EQ(Slope(m.get(), d.get(), 1), -90 + -40 * d->ctrl[1]);
   EXPECT_EQ(Slope(m.get(), d.get(), 2), -80 + -20 * 0.9);
+  EXPECT_EQ(mjd_actuatorInput(m.get(), d.get(), 2), 0.9);  // its activation
   ExpectKMatchesFiniteDifference(m.get(), d.get(), "activation");
 }
 
@@ -442,6 +444,44 @@ TEST(ImplicitPosGuardSlope, StiffnessBoundIsInclusive) {
   EXPECT_EQ(kd[b * nv + b], 0);
   EXPECT_NE(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 2), 1);
   EXPECT_NE(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 0), 1);
+}
+
+// Catches: a spring scope that differs from the springs mjd_implicitPos takes into K (the servo
+// report asks mjd_jointPosScope): each verdict, and K's diagonal for each joint, agree.
+TEST(ImplicitPosGuardSlope, JointScopeIsTheSpringsInK) {
+  ModelPtr m = LoadModelOrFail(
+      "<mujoco><option timestep=\"0.005\"/><worldbody><body><joint name=\"h\"/>"
+      "<geom size=\".1\"/><body pos=\".3 0 0\"><joint type=\"slide\"/><geom size=\".1\"/>"
+      "<body pos=\".3 0 0\"><joint type=\"ball\" stiffness=\"50\"/><geom size=\".1\"/>"
+      "</body></body></body></worldbody></mujoco>");
+  ASSERT_NE(m, nullptr);
+  const double h = m->opt.timestep, bound = StiffnessAtTheBound(h);
+  ASSERT_GT(bound, 0);
+  DataPtr d(mj_makeData(m.get()));
+  mj_forward(m.get(), d.get());
+  struct Case {
+    double k;
+    int scope;
+  };
+  for (Case c : {Case{40, mjPOSSCOPE_RESTORING}, Case{0, mjPOSSCOPE_ZERO},
+                 Case{-3, mjPOSSCOPE_NONRESTORING}, Case{kInf, mjPOSSCOPE_NONRESTORING},
+                 Case{kNaN, mjPOSSCOPE_NONRESTORING}, Case{bound, mjPOSSCOPE_RESTORING},
+                 Case{std::nextafter(bound, kInf), mjPOSSCOPE_NONRESTORING}}) {
+    for (int j : {0, 1}) {
+      m->jnt_stiffness[j] = c.k;
+      EXPECT_EQ(mjd_jointPosScope(m.get(), j), c.scope) << "joint " << j << " k " << c.k;
+      std::vector<double> k, kv;
+      EngineK(m.get(), d.get(), &k, &kv);
+      int dof = m->jnt_dofadr[j];
+      EXPECT_EQ(k[dof * m->nv + dof], c.scope == mjPOSSCOPE_RESTORING ? c.k : 0) << c.k;
+      m->jnt_stiffness[j] = 0;
+    }
+  }
+  EXPECT_EQ(mjd_jointPosScope(m.get(), 2), mjPOSSCOPE_TRANSMISSION);
+  m->jnt_stiffness[0] = 40;
+  m->opt.disableflags |= mjDSBL_PASSIVE;
+  EXPECT_EQ(mjd_jointPosScope(m.get(), 0), mjPOSSCOPE_DISABLED);
+  EXPECT_EQ(mjd_jointPosScope(m.get(), 2), mjPOSSCOPE_DISABLED);
 }
 
 //------------------------------ force range -------------------------------------------------------

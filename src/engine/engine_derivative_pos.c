@@ -231,6 +231,34 @@ int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope
 
 
 
+// scope of the spring of joint j under mjENBL_IMPLICITPOS
+int mjd_jointPosScope(const mjModel* m, int j) {
+  mjtNum k = m->jnt_stiffness[j];
+  if (mjDISABLED(mjDSBL_PASSIVE)) {
+    return mjPOSSCOPE_DISABLED;
+  }
+  if (!isScalar(m, j)) {
+    return mjPOSSCOPE_TRANSMISSION;
+  }
+  if (k==0) {
+    return mjPOSSCOPE_ZERO;
+  }
+  if (!(k > 0) || !isfinite(k) || k * m->opt.timestep * m->opt.timestep > mjMAXVAL) {
+    return mjPOSSCOPE_NONRESTORING;
+  }
+  return mjPOSSCOPE_RESTORING;
+}
+
+
+
+// input that multiplies the gain of actuator i in mj_fwdActuation
+mjtNum mjd_actuatorInput(const mjModel* m, const mjData* d, int i) {
+  int bad = -1;
+  return actuatorInput(m, d, i, &bad);
+}
+
+
+
 //------------------------------ accuracy weights (mjENBL_POSWEIGHT) ------------------------------
 
 // Weight theta of one term of K, as a function of u = log10(h w_n) and zeta: the weighted scheme
@@ -459,15 +487,6 @@ static mjtNum tendonWeight(const mjModel* m, const mjData* d, int i, mjtNum slop
 
 
 
-// is the spring of joint j in K: scalar, stiffness positive, finite and h^2 k <= mjMAXVAL
-static int springInScope(const mjModel* m, int j) {
-  mjtNum k = m->jnt_stiffness[j];
-  return isScalar(m, j) && k > 0 && isfinite(k) &&
-         k * m->opt.timestep * m->opt.timestep <= mjMAXVAL;
-}
-
-
-
 // the terms of K on one dof alone, in joint space, for every dof: stiffness kdof (servos with a
 // joint transmission, -slope gear^2, and the joint's spring) and damping cdof (their velocity
 // slopes times gear^2, and the joint's damping); kdof is 0 where no such term is in scope
@@ -494,7 +513,7 @@ static void dofTerms(const mjModel* m, const mjData* d, int* bad, mjtNum* kdof, 
     if (isScalar(m, j)) {
       int dof = m->jnt_dofadr[j];
       cdof[dof] += m->dof_damping[dof];
-      if (springInScope(m, j)) {
+      if (mjd_jointPosScope(m, j)==mjPOSSCOPE_RESTORING) {
         kdof[dof] += m->jnt_stiffness[j];
       }
     }
@@ -639,7 +658,7 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
 
   // joint stiffness of hinges and slides: diagonal
   for (int j=0; j<m->njnt && !weighted && !mjDISABLED(mjDSBL_PASSIVE); j++) {
-    if (!springInScope(m, j)) {
+    if (mjd_jointPosScope(m, j)!=mjPOSSCOPE_RESTORING) {
       continue;
     }
     int dof = m->jnt_dofadr[j];

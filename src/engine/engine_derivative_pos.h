@@ -54,6 +54,15 @@ typedef enum mjtPosScope_ {
 // and 0 otherwise. Requires mj_fwdActuation (d->actuator_force).
 MJAPI int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope);
 
+// Scope of the spring of joint j under mjENBL_IMPLICITPOS (mjtPosScope): mjPOSSCOPE_RESTORING for
+// a hinge or slide of stiffness k > 0, finite, with h^2 k <= mjMAXVAL; ZERO for k == 0;
+// NONRESTORING otherwise; TRANSMISSION for a ball or free joint; DISABLED without passive forces.
+MJAPI int mjd_jointPosScope(const mjModel* m, int j);
+
+// Input that multiplies the gain of actuator i in mj_fwdActuation: its activation, or its ctrl
+// clamped to ctrlrange (unless clampctrl is disabled), 0 if any control is bad after clamping.
+MJAPI mjtNum mjd_actuatorInput(const mjModel* m, const mjData* d, int i);
+
 // Accuracy weight theta in (0, 1] that mjENBL_POSWEIGHT gives the term of actuator id (objtype
 // mjOBJ_ACTUATOR) or of the dof of scalar joint id (mjOBJ_JOINT); 1 for a term outside the scope
 // of K. A term is a fixed-tendon servo, or everything on one dof alone: the servos on its joint
