@@ -232,7 +232,7 @@ int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope
 
 
 // scope of the spring of joint j under mjENBL_IMPLICITPOS
-int mjd_jointPosScope(const mjModel* m, int j) {
+static int jointPosScope(const mjModel* m, int j) {
   mjtNum k = m->jnt_stiffness[j];
   if (mjDISABLED(mjDSBL_PASSIVE)) {
     return mjPOSSCOPE_DISABLED;
@@ -247,6 +247,12 @@ int mjd_jointPosScope(const mjModel* m, int j) {
     return mjPOSSCOPE_NONRESTORING;
   }
   return mjPOSSCOPE_RESTORING;
+}
+
+
+
+int mjd_jointPosScope(const mjModel* m, int j) {
+  return jointPosScope(m, j);
 }
 
 
@@ -513,7 +519,7 @@ static void dofTerms(const mjModel* m, const mjData* d, int* bad, mjtNum* kdof, 
     if (isScalar(m, j)) {
       int dof = m->jnt_dofadr[j];
       cdof[dof] += m->dof_damping[dof];
-      if (mjd_jointPosScope(m, j)==mjPOSSCOPE_RESTORING) {
+      if (jointPosScope(m, j)==mjPOSSCOPE_RESTORING) {
         kdof[dof] += m->jnt_stiffness[j];
       }
     }
@@ -658,7 +664,7 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
 
   // joint stiffness of hinges and slides: diagonal
   for (int j=0; j<m->njnt && !weighted && !mjDISABLED(mjDSBL_PASSIVE); j++) {
-    if (mjd_jointPosScope(m, j)!=mjPOSSCOPE_RESTORING) {
+    if (jointPosScope(m, j)!=mjPOSSCOPE_RESTORING) {
       continue;
     }
     int dof = m->jnt_dofadr[j];
