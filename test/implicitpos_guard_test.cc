@@ -652,10 +652,24 @@ TEST(ImplicitPosGuardInverse, EulerWithoutDampingIsUntouched) {
             Inverse(m.get(), d.get(), 0, mjINT_EULER));
 }
 
-std::string* guard_error = nullptr;
-void RecordGuardError(const char* msg) {
-  if (guard_error) *guard_error = msg;
-}
+// Records the last mju_error message while in scope (the handler returns, so the engine goes on
+// as it does under a user handler that returns).
+class ErrorCapture {
+ public:
+  ErrorCapture() {
+    last_ = &message;
+    mju_user_error = [](const char* msg) { *last_ = msg; };
+  }
+  ~ErrorCapture() {
+    mju_user_error = nullptr;
+    last_ = nullptr;
+  }
+  std::string message;
+
+ private:
+  static std::string* last_;
+};
+std::string* ErrorCapture::last_ = nullptr;
 
 // Catches: the conversion leaving its scratch on the MuJoCo stack (d->pstack is reset by the
 // caller, but everything after it then runs higher: maxuse_stack grows) on any of its exits:
@@ -665,16 +679,16 @@ TEST(ImplicitPosGuardInverse, ConversionFreesItsStack) {
   ASSERT_NE(m, nullptr);
   DataPtr d = ArmToInvert(m.get());
   std::string error;
-  guard_error = &error;
-  mju_user_error = RecordGuardError;
   int damped, undamped, rk4, continuous;
-  Inverse(m.get(), d.get(), 0, mjINT_EULER, &continuous);
-  Inverse(m.get(), d.get(), mjENBL_INVDISCRETE, mjINT_EULER, &damped);
-  Inverse(m.get(), d.get(), mjENBL_INVDISCRETE, mjINT_RK4, &rk4);
-  for (int i = 0; i < m->nv; ++i) m->dof_damping[i] = 0;
-  Inverse(m.get(), d.get(), mjENBL_INVDISCRETE, mjINT_EULER, &undamped);
-  mju_user_error = nullptr;
-  guard_error = nullptr;
+  {
+    ErrorCapture capture;
+    Inverse(m.get(), d.get(), 0, mjINT_EULER, &continuous);
+    Inverse(m.get(), d.get(), mjENBL_INVDISCRETE, mjINT_EULER, &damped);
+    Inverse(m.get(), d.get(), mjENBL_INVDISCRETE, mjINT_RK4, &rk4);
+    for (int i = 0; i < m->nv; ++i) m->dof_damping[i] = 0;
+    Inverse(m.get(), d.get(), mjENBL_INVDISCRETE, mjINT_EULER, &undamped);
+    error = capture.message;
+  }
   EXPECT_NE(error.find("RK4"), std::string::npos);
   EXPECT_GT(continuous, 0);
   EXPECT_EQ(undamped, damped);
@@ -690,11 +704,12 @@ TEST(ImplicitPosGuardInverse, Rk4ErrorFallsBackToContinuousTime) {
   ASSERT_NE(m, nullptr);
   DataPtr d = ArmToInvert(m.get());
   std::string error;
-  guard_error = &error;
-  mju_user_error = RecordGuardError;
-  std::vector<mjtNum> discrete = Inverse(m.get(), d.get(), mjENBL_INVDISCRETE, mjINT_RK4);
-  mju_user_error = nullptr;
-  guard_error = nullptr;
+  std::vector<mjtNum> discrete;
+  {
+    ErrorCapture capture;
+    discrete = Inverse(m.get(), d.get(), mjENBL_INVDISCRETE, mjINT_RK4);
+    error = capture.message;
+  }
   EXPECT_NE(error.find("RK4"), std::string::npos);
   EXPECT_EQ(discrete, Inverse(m.get(), d.get(), 0, mjINT_RK4));
 }
@@ -786,9 +801,7 @@ TEST(ImplicitPosGuardPattern, OffPatternElementIsAnError) {
   DataPtr d(mj_makeData(m.get()));
   mj_forward(m.get(), d.get());
   ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_RESTORING);
-  std::string error;
-  guard_error = &error;
-  mju_user_error = RecordGuardError;
+  ErrorCapture capture;
   for (bool diagonal : {false, true}) {
     mj_makeMSparse(m.get(), d.get(), d->D_rownnz, d->D_rowadr, d->D_colind);
     if (diagonal) {
@@ -799,16 +812,15 @@ TEST(ImplicitPosGuardPattern, OffPatternElementIsAnError) {
       }
     }
     std::vector<mjtNum> matD(m->nD, 0.0);
-    error.clear();
+    capture.message.clear();
     mjd_implicitPos(m.get(), d.get(), matD.data(), 1, nullptr, 0);
     if (diagonal) {
-      EXPECT_NE(error.find("outside the pattern of M"), std::string::npos) << error;
+      EXPECT_NE(capture.message.find("outside the pattern of M"), std::string::npos)
+          << capture.message;
     } else {
-      EXPECT_EQ(error, "");
+      EXPECT_EQ(capture.message, "");
     }
   }
-  mju_user_error = nullptr;
-  guard_error = nullptr;
 }
 
 //------------------------------ accuracy weights (mjENBL_POSWEIGHT) ------------------------------
