@@ -19,13 +19,21 @@
       from TREE/<its path>, or is missing there, or is modified again by a later patch.
   tools/patch_files.py extract SERIES_DIR TREE
       Write those files into TREE (to start the real files from an existing series).
+  tools/patch_files.py check-applied SERIES_DIR PRISTINE ROOT DIR
+      For a series whose files are created by one patch and changed by later ones (the 2.2.2
+      series): apply every patch in order (patch -p1) to a scratch copy of the files of PRISTINE
+      it touches, and exit 1 if a patch does not apply, or if a file ROOT/DIR/... is not the
+      series' final version of DIR/... (e.g. ROOT the project, DIR src).
 
 The series is made by git format-patch (tools/patches.sh); this script only reads it. A patch's
 new file is its "+" lines, with "\\ No newline at end of file" dropping the last newline.
 """
 
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 
 
 def series(series_dir):
@@ -79,7 +87,52 @@ def created(series_dir):
   return files
 
 
+def check_applied(series_dir, pristine, root, subdir):
+  """check-applied: 0 if the series applies and makes every file of root/subdir, else 1."""
+  patches = series(series_dir)
+  touched = set()
+  for patch in patches:
+    with open(patch) as f:
+      touched.update(path for path, _, _ in sections(f.read()))
+  with tempfile.TemporaryDirectory() as scratch:
+    for path in touched:
+      if os.path.exists(os.path.join(pristine, path)):
+        os.makedirs(os.path.dirname(os.path.join(scratch, path)), exist_ok=True)
+        shutil.copy(os.path.join(pristine, path), os.path.join(scratch, path))
+    for patch in patches:
+      r = subprocess.run(["patch", "-p1", "--forward", "--quiet", "-i", os.path.abspath(patch)],
+                         cwd=scratch, capture_output=True, text=True)
+      if r.returncode != 0:
+        print("%s does not apply in order:\n%s" % (os.path.basename(patch), r.stdout + r.stderr))
+        return 1
+    bad, n = 0, 0
+    for top, _, names in os.walk(os.path.join(root, subdir)):
+      for name in sorted(names):
+        real = os.path.join(top, name)
+        path = os.path.relpath(real, root)
+        made = os.path.join(scratch, path)
+        n += 1
+        if path not in touched or not os.path.exists(made):
+          print("MISSING  %s: no patch of the series makes it" % path)
+          bad += 1
+          continue
+        with open(real, "rb") as f, open(made, "rb") as g:
+          same = f.read() == g.read()
+        print("%s %s" % ("ok      " if same else "DIFFERS ", path))
+        bad += not same
+  if bad:
+    print("%d of %d real files differ from what the series makes: regenerate the series "
+          "(tools/patches.sh checkout, sync, export)" % (bad, n))
+  return 1 if bad else 0
+
+
 def main(argv):
+  if len(argv) == 6 and argv[1] == "check-applied":
+    try:
+      return check_applied(*argv[2:])
+    except OSError as e:
+      print("patch_files: %s" % e, file=sys.stderr)
+      return 2
   if len(argv) != 4 or argv[1] not in ("check", "extract"):
     print(__doc__, file=sys.stderr)
     return 2

@@ -3,9 +3,18 @@
 #
 #   tools/patches.sh checkout DIR [PRISTINE]
 #       Makes DIR a git working copy: the pristine MuJoCo 2.2.2 tree as the first commit (tag
-#       `pristine`), then one commit per entry of patches/series (git am). The files of this
-#       project's src/ are linked in, untracked, so that DIR builds as the patched tree does.
+#       `pristine`), then one commit per entry of patches/series (git am).
 #       PRISTINE defaults to build/_pristine/mujoco-2.2.2 (made by the first cmake configure).
+#   tools/patches.sh sync DIR
+#       Copies the real files of src/ (the files the 2.2.2 series creates, e.g. the engine's
+#       engine_derivative_pos.{c,h}, in their final form) into DIR, each into the last commit of
+#       pristine..HEAD that touches it (fixup commits, then git rebase --autosquash). A change that
+#       belongs to an earlier patch is moved there by hand (git rebase -i), keeping each patch
+#       buildable. `tools/patch_files.py check-applied` (a ctest) fails while they differ.
+#   tools/patches.sh build-each DIR BUILD
+#       Builds libmujoco of DIR at every commit of pristine..HEAD in turn, in the build directory
+#       BUILD (this project's build as its stock variant, on DIR in place: each step recompiles
+#       only what the patch changed), and reports the first patch that does not build.
 #   tools/patches.sh export DIR
 #       Rewrites patches/ and patches/series from the commits pristine..HEAD of DIR
 #       (git format-patch; stable output: no commit hashes, no signature).
@@ -23,7 +32,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cmd=${1:-}; dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || { sed -n '2,23p' "$0"; exit 2; }
+[ -n "$cmd" ] && [ -n "$dir" ] || { sed -n '2,31p' "$0"; exit 2; }
 
 case "$cmd" in
   checkout)
@@ -42,11 +51,53 @@ case "$cmd" in
       case "$p" in ''|'#'*) continue ;; esac
       git am -q --keep-cr "$here/patches/$p"
     done < "$here/patches/series"
-    (cd "$here/src" && find . -type f) | while read -r f; do
-      ln -sf "$here/src/$f" "src/$f"
-      echo "/src/${f#./}" >> .git/info/exclude
-    done
     echo "checked out $(git rev-list --count pristine..HEAD) patches into $dir"
+    ;;
+  sync)
+    cd "$dir"
+    git rev-parse -q --verify pristine >/dev/null || { echo "$dir: no 'pristine' tag" >&2; exit 1; }
+    git diff --quiet && git diff --cached --quiet || { echo "$dir has uncommitted changes" >&2; exit 1; }
+    id=(-c user.name=sync -c user.email=sync@localhost)
+    # first find every file's last commit, then commit: a file without one changes nothing
+    todo=()
+    while read -r f; do
+      cmp -s "$here/src/$f" "src/$f" && continue
+      last=$(git log -1 --format=%H pristine..HEAD -- "src/$f")
+      [ -n "$last" ] || { echo "src/$f: no commit of pristine..HEAD touches it" >&2; exit 1; }
+      todo+=("$f" "$last")
+    done < <(cd "$here/src" && find . -type f | sed 's#^\./##' | sort)
+    n=0
+    for ((i = 0; i < ${#todo[@]}; i += 2)); do
+      cp "$here/src/${todo[i]}" "src/${todo[i]}"
+      git add "src/${todo[i]}"
+      git "${id[@]}" commit -q --fixup="${todo[i+1]}"
+      n=$((n + 1))
+    done
+    if [ "$n" -gt 0 ] || git log --format=%s pristine..HEAD | grep -q '^fixup! '; then
+      GIT_SEQUENCE_EDITOR=: git "${id[@]}" rebase -q -i --autosquash pristine
+    fi
+    echo "synced $n file(s) of src/ into $dir; now: tools/patches.sh export $dir"
+    ;;
+  build-each)
+    build=${3:?build-each needs BUILD}
+    cd "$dir"
+    git rev-parse -q --verify pristine >/dev/null || { echo "$dir: no 'pristine' tag" >&2; exit 1; }
+    git diff --quiet && git diff --cached --quiet || { echo "$dir has uncommitted changes" >&2; exit 1; }
+    head=$(git symbolic-ref -q --short HEAD || git rev-parse HEAD)
+    trap 'git -C "$dir" checkout -q "$head"' EXIT
+    n=0
+    for c in $(git rev-list --reverse pristine..HEAD); do
+      n=$((n + 1))
+      git checkout -q "$c"
+      [ -f "$build/CMakeCache.txt" ] || cmake -S "$here" -B "$build" -DMJPOS_VARIANT=stock \
+        -DMUJOCO_SOURCE_DIR="$dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
+      if ! cmake --build "$build" -j "$(nproc)" --target mujoco >"$build/build-each.log" 2>&1; then
+        tail -n 30 "$build/build-each.log" >&2
+        echo "patch $n ($(git log -1 --format=%s)) does not build" >&2
+        exit 1
+      fi
+      echo "patch $n builds: $(git log -1 --format=%s)"
+    done
     ;;
   export)
     cd "$dir"
@@ -103,5 +154,5 @@ case "$cmd" in
     fi
     echo "synced $n file(s) of upstream/ into $dir; now: tools/patches.sh export-upstream $dir $3"
     ;;
-  *) sed -n '2,23p' "$0"; exit 2 ;;
+  *) sed -n '2,31p' "$0"; exit 2 ;;
 esac

@@ -66,11 +66,11 @@ MJAPI mjtNum mjd_actuatorInput(const mjModel* m, const mjData* d, int i);
 // Accuracy weight theta in (0, 1] that mjENBL_POSWEIGHT gives the term of actuator id (objtype
 // mjOBJ_ACTUATOR) or of the dof of scalar joint id (mjOBJ_JOINT); 1 for a term outside the scope
 // of K. A term is a fixed-tendon servo, or everything on one dof alone: the servos on its joint
-// and its spring, with the joint's damping (a joint servo has its dof's weight). theta is read from a table at the term's natural frequency and damping ratio with the
-// model's inverse weights at qpos0 (dof_invweight0, tendon_invweight0; call mj_setConst after
-// changing masses), then raised to the stability floor at the current configuration (needs
-// mj_forward: qLD, actuator_moment). Whether the flag is set does not matter: this is the weight
-// it would apply.
+// and its spring, with the joint's damping (a joint servo has its dof's weight). theta is read
+// from a table at the term's natural frequency and damping ratio with the model's inverse weights
+// at qpos0 (dof_invweight0, tendon_invweight0; call mj_setConst after changing masses), then
+// raised to the stability floor at the current configuration (needs mj_forward: qLD,
+// actuator_moment). Whether the flag is set does not matter: this is the weight it would apply.
 MJAPI mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id);
 
 #ifdef __cplusplus
