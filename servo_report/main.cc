@@ -13,7 +13,7 @@
 // limitations under the License.
 
 // mjpos_servo_report: per actuator and joint spring, whether its position gain is stable for the
-// timestep and integrator, and what mjENBL_IMPLICITPOS would deliver. See doc/servo-report.md.
+// timestep and integrator, and what mjENBL_IMPLICITPOS would deliver. See servo_report/README.md.
 //
 // Exit status: 0 all stable (or near), 1 something unstable, 2 usage error, 3 model not loaded.
 

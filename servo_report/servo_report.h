@@ -14,7 +14,7 @@
 
 // Servo report: whether the position gains of a model are stable for a given timestep and
 // integrator, per actuator and per joint spring, and for the coupled linearised system; and what
-// mjENBL_IMPLICITPOS would deliver instead. See doc/servo-report.md for the formulas.
+// mjENBL_IMPLICITPOS would deliver instead. See servo_report/README.md for the formulas.
 
 #ifndef MJPOS_TOOLS_SERVO_REPORT_SERVO_REPORT_H_
 #define MJPOS_TOOLS_SERVO_REPORT_SERVO_REPORT_H_

@@ -565,7 +565,7 @@ bool Scalar(const mjModel* m, int j) {
   return m->jnt_type[j] == mjJNT_HINGE || m->jnt_type[j] == mjJNT_SLIDE;
 }
 
-// An independent reading of the flag's scope (README, "What it does, exactly"): the transmission
+// An independent reading of the flag's scope (README, "Scope: what goes into K"): the transmission
 // of actuator i is a hinge or slide joint, or a fixed tendon over hinges and slides on one chain,
 // each listed once
 bool ScopeTransmission(const mjModel* m, int i) {
