@@ -17,11 +17,11 @@ One servo on one dof: inertia I, gains kp, kv, timestep h; dimensionless, h w_n 
 w_n = sqrt(kp / I) and zeta = kv / (2 sqrt(kp I)). Two kinds of function, named apart:
 
   measured_*   step the patched engine through MuJoCo's Python bindings: what the engine does;
-  scheme_*, theta_floor, stock_cap_*
+  servo_gains, scheme_*, theta_floor, stock_cap_*
                closed forms of the one-dof scheme: the references the measurements are held to.
 
-joint_inertia reads the engine's inertia; poles, spectral_radius and bisect_geometric serve both
-kinds. The models themselves are in implicitpos_models.py.
+engine_reset and joint_inertia read the engine's data; poles, spectral_radius and
+bisect_geometric serve both kinds. The models themselves are in implicitpos_models.py.
 
 mujoco is imported only by the functions that step the engine, so that the closed forms also
 serve posweight.py --check, which runs without the bindings.
@@ -80,6 +80,15 @@ def measured_map(model, amplitude=1.0):
 
 
 #-------------------------------------- closed forms: the scheme ----------------------------------
+
+
+def servo_gains(inertia, h, x, zeta):
+  """The gains (kp, kv) of a servo with h w_n = x and damping ratio zeta on inertia I.
+
+  kp = I w_n^2, kv = 2 zeta I w_n (so zeta = kv / (2 sqrt(kp I))).
+  """
+  wn = x / h
+  return inertia * wn**2, 2 * zeta * inertia * wn
 
 
 def scheme_step(q, v, target, kp, kv, inertia, h, theta):

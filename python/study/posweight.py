@@ -39,6 +39,7 @@ from implicitpos_onedof import joint_inertia
 from implicitpos_onedof import measured_map
 from implicitpos_onedof import poles
 from implicitpos_onedof import scheme_step
+from implicitpos_onedof import servo_gains
 from implicitpos_onedof import theta_floor
 
 # The table's grid: u = log10(h w_n) from -1.3 to 2.5 by 0.1, and these zeta.
@@ -188,9 +189,7 @@ def engine_study(doc, figures, command):
   inertia = joint_inertia(model)
 
   def set_gains(x, zeta):
-    w = x / h
-    kp = inertia * w * w
-    kv = 2 * zeta * np.sqrt(kp * inertia)
+    kp, kv = servo_gains(inertia, h, x, zeta)
     model.actuator_gainprm[0, 0] = kp
     model.actuator_biasprm[0, 1] = -kp
     model.actuator_biasprm[0, 2] = -kv

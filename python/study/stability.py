@@ -36,6 +36,7 @@ from implicitpos_onedof import joint_inertia
 from implicitpos_onedof import measured_map
 from implicitpos_onedof import measured_step
 from implicitpos_onedof import poles
+from implicitpos_onedof import servo_gains
 from implicitpos_onedof import spectral_radius
 from implicitpos_onedof import stock_cap_kp
 from implicitpos_onedof import stock_cap_x
@@ -235,9 +236,7 @@ WINDOW = 20.0  # error window: 0 <= t <= WINDOW / omega_n
 
 
 def rms_error(h_wn, zeta, flag, inertia):
-  wn = h_wn / H
-  kp = inertia * wn**2
-  kv = 2 * zeta * inertia * wn
+  kp, kv = servo_gains(inertia, H, h_wn, zeta)
   n = max(1, int(np.ceil(WINDOW / h_wn)))
   q = simulate_step(kp, kv, flag, n * H)
   times = np.arange(n + 1) * H
@@ -284,7 +283,7 @@ def study_rms(fig_dir, out, inertia):
     ax.legend(fontsize=8)
     # Where the stock one-step map (measured as in section 1) has a pole outside the unit circle.
     diverging = np.array(
-        [hinge_radius(inertia * (v / H)**2, 2 * zeta * inertia * v / H, False) > 1 for v in x])
+        [hinge_radius(*servo_gains(inertia, H, v, zeta), False) > 1 for v in x])
     first_unstable = x[np.argmax(diverging)] if diverging.any() else None
     rows.append(f'| {zeta:g} | ' + (', '.join(f'{c:.3f} ({how})' for c, how in cross) or 'none')
                 + f' | {claimed[zeta]} | {cap:.3f} | '
