@@ -50,8 +50,12 @@ MARGIN = 0.5         # below theta = 1/2: (1 - 2 theta) x^2 <= MARGIN (4 + 4 zet
 ACCEPT = 1.05        # the acceptance bound against min(stock where stable, backward Euler)
 
 
-def exact_step(zeta, t):
-  """Unit step response from rest of q'' + 2 zeta q' + q = 1 (w_n = 1)."""
+def exact_unit_step(zeta, t):
+  """Unit step response from rest of q'' + 2 zeta q' + q = 1 (w_n = 1), in closed form.
+
+  The same response as stability.py's exact_step_expm (matrix exponential, any kp, kv, I),
+  kept apart: the table is made from thousands of these, the matrix exponential is too slow.
+  """
   if zeta < 1:
     wd = np.sqrt(1 - zeta * zeta)
     return 1 - np.exp(-zeta * t) * (np.cos(wd * t) + zeta / wd * np.sin(wd * t))
@@ -77,7 +81,7 @@ def scheme_rms(x, zeta, theta):
     if abs(q) > 1e8:
       return np.inf
     out[k] = q
-  return float(np.sqrt(np.mean((out - exact_step(zeta, x * np.arange(1, n + 1)))**2)))
+  return float(np.sqrt(np.mean((out - exact_unit_step(zeta, x * np.arange(1, n + 1)))**2)))
 
 
 def best_theta(x, zeta):
@@ -207,7 +211,7 @@ def engine_study(doc, figures, command):
       q[k] = data.qpos[0]
     if engine_reset(data) or not np.all(np.isfinite(q)) or np.max(np.abs(q)) > 1e6:
       return np.nan  # diverged (MuJoCo's reset path)
-    return float(np.sqrt(np.mean((q - exact_step(zeta, x * np.arange(1, n + 1)))**2)))
+    return float(np.sqrt(np.mean((q - exact_unit_step(zeta, x * np.arange(1, n + 1)))**2)))
 
   def delivered(x, zeta, flags):
     """w_n and zeta of the engine's one-step map, relative to the servo's own."""

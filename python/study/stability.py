@@ -78,8 +78,12 @@ def simulate_step(kp, kv, flag, duration, target=1.0):
   return q
 
 
-def exact_step(kp, kv, inertia, times, target=1.0):
-  """The continuous PD servo's step response (matrix exponential of the augmented system)."""
+def exact_step_expm(kp, kv, inertia, times, target=1.0):
+  """The continuous PD servo's step response (matrix exponential of the augmented system).
+
+  The same response as posweight.py's exact_unit_step (closed form, w_n = 1), kept apart: this
+  document states that its reference is scipy.linalg.expm.
+  """
   a = np.array([[0, 1, 0], [-kp / inertia, -kv / inertia, kp * target / inertia], [0, 0, 0]])
   return np.array([(scipy.linalg.expm(a * t) @ np.array([0.0, 0.0, 1.0]))[0] for t in times])
 
@@ -195,8 +199,8 @@ def study_steps(fig_dir, out, inertia):
     zeta = kv / (2 * np.sqrt(kp * inertia))
     stock = simulate_step(kp, kv, False, duration)
     flag = simulate_step(kp, kv, True, duration)
-    exact = exact_step(kp, kv, inertia, fine)
-    exact_k = exact_step(kp, kv, inertia, times)
+    exact = exact_step_expm(kp, kv, inertia, fine)
+    exact_k = exact_step_expm(kp, kv, inertia, times)
     ax.plot(fine * 1e3, exact, 'k', lw=1, label='exact continuous PD')
     ax.plot(times * 1e3, np.clip(stock, -3, 3), 'o-', ms=3, label='stock implicit')
     ax.plot(times * 1e3, flag, 's-', ms=3, label='implicitpos flag')
@@ -240,7 +244,7 @@ def rms_error(h_wn, zeta, flag, inertia):
   n = max(1, int(np.ceil(WINDOW / h_wn)))
   q = simulate_step(kp, kv, flag, n * H)
   times = np.arange(n + 1) * H
-  exact = exact_step(kp, kv, inertia, times)
+  exact = exact_step_expm(kp, kv, inertia, times)
   if not np.all(np.isfinite(q)):
     return np.inf
   return np.sqrt(np.mean((q - exact)**2))
