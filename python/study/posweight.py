@@ -34,6 +34,14 @@ import sys
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from implicitpos_onedof import engine_reset
+from implicitpos_onedof import joint_inertia
+from implicitpos_onedof import measured_map
+from implicitpos_onedof import poles
+from implicitpos_onedof import scheme_step
+from implicitpos_onedof import servo_gains
+from implicitpos_onedof import theta_floor
+
 # The table's grid: u = log10(h w_n) from -1.3 to 2.5 by 0.1, and these zeta.
 U = np.round(np.arange(-1.3, 2.5001, 0.1), 10)
 ZETA = np.array([0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1, 1.5, 2, 3])
@@ -42,8 +50,12 @@ MARGIN = 0.5         # below theta = 1/2: (1 - 2 theta) x^2 <= MARGIN (4 + 4 zet
 ACCEPT = 1.05        # the acceptance bound against min(stock where stable, backward Euler)
 
 
-def exact_step(zeta, t):
-  """Unit step response from rest of q'' + 2 zeta q' + q = 1 (w_n = 1)."""
+def exact_unit_step(zeta, t):
+  """Unit step response from rest of q'' + 2 zeta q' + q = 1 (w_n = 1), in closed form.
+
+  The same response as stability.py's exact_step_expm (matrix exponential, any kp, kv, I),
+  kept apart: the table is made from thousands of these, the matrix exponential is too slow.
+  """
   if zeta < 1:
     wd = np.sqrt(1 - zeta * zeta)
     return 1 - np.exp(-zeta * t) * (np.cos(wd * t) + zeta / wd * np.sin(wd * t))
@@ -62,30 +74,19 @@ def steps(x):
 def scheme_rms(x, zeta, theta):
   """RMS error of the weighted scheme's unit step (theta = 0: stock, 1: backward Euler)."""
   n = steps(x)
-  kv = 2 * zeta
-  denom = 1 + x * kv + theta * x * x
   q = v = 0.0
   out = np.empty(n)
   for k in range(n):
-    v += x * ((1 - q) - kv * v - theta * x * v) / denom
-    q += x * v
+    q, v = scheme_step(q, v, 1.0, 1.0, 2 * zeta, 1.0, x, theta)
     if abs(q) > 1e8:
       return np.inf
     out[k] = q
-  return float(np.sqrt(np.mean((out - exact_step(zeta, x * np.arange(1, n + 1)))**2)))
-
-
-def stock_stable(x, zeta):
-  return x * x < 4 + 4 * zeta * x
-
-
-def theta_floor(x, zeta):
-  return max(THETA_MIN, (1 - MARGIN * (4 + 4 * zeta * x) / (x * x)) / 2)
+  return float(np.sqrt(np.mean((out - exact_unit_step(zeta, x * np.arange(1, n + 1)))**2)))
 
 
 def best_theta(x, zeta):
   """The theta of least RMS error in [theta_floor, 1]: a grid search, then a bounded refinement."""
-  lo = theta_floor(x, zeta)
+  lo = max(THETA_MIN, theta_floor(x, zeta, MARGIN))
   grid = np.linspace(lo, 1, 81)
   err = [scheme_rms(x, zeta, t) for t in grid]
   i = int(np.argmin(err))
@@ -113,20 +114,15 @@ def interpolate(table, x, zeta):
           fz * ((1 - fu) * r1[i] + fu * r1[i + 1]))
 
 
-def stability_floor(x, zeta):
-  """The engine's floor (posWeightFloor), at the current inertia: the smallest theta with
-  (1 - 2 theta) x^2 <= MARGIN (4 + 4 zeta x); for one dof the current inertia is the table's."""
-  return 0.5 - MARGIN * (2 / (x * x) + 2 * zeta / x)
-
-
 def engine_weight(table, x, zeta):
-  """The engine's weight for one dof: the table's, raised to the stability floor."""
-  return max(interpolate(table, x, zeta), stability_floor(x, zeta))
+  """The engine's weight for one dof: the table's, raised to its stability floor (posWeightFloor,
+  at the current inertia; for one dof the current inertia is the table's)."""
+  return max(interpolate(table, x, zeta), theta_floor(x, zeta, MARGIN))
 
 
 def ratio_to_best(table, x, zeta):
   best = scheme_rms(x, zeta, 1)
-  if stock_stable(x, zeta):
+  if theta_floor(x, zeta) < 0:  # stock stable
     best = min(best, scheme_rms(x, zeta, 0))
   return scheme_rms(x, zeta, engine_weight(table, x, zeta)) / best
 
@@ -194,13 +190,10 @@ def engine_study(doc, figures, command):
   h = 0.005
   model = mujoco.MjModel.from_xml_string(one_hinge_xml(1.0, 0.0, h=h))
   data = mujoco.MjData(model)
-  mujoco.mj_forward(model, data)
-  inertia = data.qM[0]
+  inertia = joint_inertia(model)
 
   def set_gains(x, zeta):
-    w = x / h
-    kp = inertia * w * w
-    kv = 2 * zeta * np.sqrt(kp * inertia)
+    kp, kv = servo_gains(inertia, h, x, zeta)
     model.actuator_gainprm[0, 0] = kp
     model.actuator_biasprm[0, 1] = -kp
     model.actuator_biasprm[0, 2] = -kv
@@ -216,24 +209,15 @@ def engine_study(doc, figures, command):
     for k in range(n):
       mujoco.mj_step(model, data)
       q[k] = data.qpos[0]
-    bad = sum(data.warning[w].number for w in (mujoco.mjtWarning.mjWARN_BADQPOS,
-                                                 mujoco.mjtWarning.mjWARN_BADQVEL,
-                                                 mujoco.mjtWarning.mjWARN_BADQACC))
-    if bad or not np.all(np.isfinite(q)) or np.max(np.abs(q)) > 1e6:
+    if engine_reset(data) or not np.all(np.isfinite(q)) or np.max(np.abs(q)) > 1e6:
       return np.nan  # diverged (MuJoCo's reset path)
-    return float(np.sqrt(np.mean((q - exact_step(zeta, x * np.arange(1, n + 1)))**2)))
+    return float(np.sqrt(np.mean((q - exact_unit_step(zeta, x * np.arange(1, n + 1)))**2)))
 
   def delivered(x, zeta, flags):
     """w_n and zeta of the engine's one-step map, relative to the servo's own."""
     set_gains(x, zeta)
     model.opt.enableflags = flags
-    cols = []
-    for x0 in ((1e-6, 0.0), (0.0, 1e-6)):
-      mujoco.mj_resetData(model, data)
-      data.qpos[0], data.qvel[0] = x0
-      mujoco.mj_step(model, data)
-      cols.append([data.qpos[0] / 1e-6, data.qvel[0] / 1e-6])
-    z = np.linalg.eigvals(np.array(cols).T)
+    z = poles(measured_map(model, amplitude=1e-6))
     s = np.log(z.astype(complex)) / h
     s = s[np.argmax(s.imag)] if np.any(s.imag > 0) else s[np.argmax(s.real)]
     wn = abs(s)

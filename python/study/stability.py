@@ -30,11 +30,19 @@ import numpy as np
 import scipy.linalg
 
 from implicitpos_models import one_hinge_xml
+from implicitpos_onedof import bisect_geometric
+from implicitpos_onedof import engine_reset
+from implicitpos_onedof import joint_inertia
+from implicitpos_onedof import measured_map
+from implicitpos_onedof import measured_step
+from implicitpos_onedof import poles
+from implicitpos_onedof import servo_gains
+from implicitpos_onedof import spectral_radius
+from implicitpos_onedof import stock_cap_kp
+from implicitpos_onedof import stock_cap_x
 
 BIT = int(mujoco.mjtEnableBit.mjENBL_IMPLICITPOS)
 H = 0.005
-BAD = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
-       mujoco.mjtWarning.mjWARN_BADQACC)
 
 
 def one_hinge(kp, kv, flag, h=H):
@@ -44,36 +52,14 @@ def one_hinge(kp, kv, flag, h=H):
   return model
 
 
-def joint_inertia(model):
-  data = mujoco.MjData(model)
-  mujoco.mj_forward(model, data)
-  return data.qM[0]
+def hinge_poles(kp, kv, flag):
+  """The poles of the engine's one-step map of the one hinge."""
+  return poles(measured_map(one_hinge(kp, kv, flag)))
 
 
-def unstable(data):
-  return any(data.warning[w].number for w in BAD)
-
-
-def one_step_map(model):
-  """The 2x2 map (q, v) -> (q+, v+) of one mj_step with target 0, from two unit initial states."""
-  cols = []
-  for x0 in ((1.0, 0.0), (0.0, 1.0)):
-    data = mujoco.MjData(model)
-    data.qpos[0], data.qvel[0] = x0
-    data.ctrl[0] = 0
-    mujoco.mj_step(model, data)
-    if unstable(data):
-      raise ValueError('MuJoCo reset the state: the map is not the integrator\'s')
-    cols.append((data.qpos[0], data.qvel[0]))
-  return np.array(cols).T
-
-
-def poles(kp, kv, flag):
-  return np.linalg.eigvals(one_step_map(one_hinge(kp, kv, flag)))
-
-
-def radius(kp, kv, flag):
-  return np.max(np.abs(poles(kp, kv, flag)))
+def hinge_radius(kp, kv, flag):
+  """The spectral radius of the engine's one-step map of the one hinge."""
+  return spectral_radius(measured_map(one_hinge(kp, kv, flag)))
 
 
 def simulate_step(kp, kv, flag, duration, target=1.0):
@@ -86,50 +72,35 @@ def simulate_step(kp, kv, flag, duration, target=1.0):
   q[0] = data.qpos[0]
   for k in range(1, n + 1):
     mujoco.mj_step(model, data)
-    if unstable(data) or not np.isfinite(data.qpos[0]):
+    if engine_reset(data) or not np.isfinite(data.qpos[0]):
       break
     q[k] = data.qpos[0]
   return q
 
 
-def exact_step(kp, kv, inertia, times, target=1.0):
-  """The continuous PD servo's step response (matrix exponential of the augmented system)."""
+def exact_step_expm(kp, kv, inertia, times, target=1.0):
+  """The continuous PD servo's step response (matrix exponential of the augmented system).
+
+  The same response as posweight.py's exact_unit_step (closed form, w_n = 1), kept apart: this
+  document states that its reference is scipy.linalg.expm.
+  """
   a = np.array([[0, 1, 0], [-kp / inertia, -kv / inertia, kp * target / inertia], [0, 0, 0]])
   return np.array([(scipy.linalg.expm(a * t) @ np.array([0.0, 0.0, 1.0]))[0] for t in times])
 
 
 def trips_warning(kp, kv, flag):
   """Whether one step from (q, v) = (1, 0), target 0, trips MuJoCo's bad-qacc check."""
-  model = one_hinge(kp, kv, flag)
-  data = mujoco.MjData(model)
-  data.qpos[0] = 1
-  mujoco.mj_step(model, data)
-  return unstable(data)
+  return engine_reset(measured_step(one_hinge(kp, kv, flag), 1.0, 0.0))
 
 
 def bisect_warning(kv, flag):
-  lo, hi = 1e6, 1e12
-  assert not trips_warning(lo, kv, flag) and trips_warning(hi, kv, flag)
-  for _ in range(80):
-    mid = np.sqrt(lo * hi)
-    if trips_warning(mid, kv, flag):
-      hi = mid
-    else:
-      lo = mid
-  return np.sqrt(lo * hi)
+  """The smallest kp at which one step from (1, 0) trips MuJoCo's bad-qacc check."""
+  return bisect_geometric(lambda kp: trips_warning(kp, kv, flag), 1e6, 1e12)
 
 
 def bisect_cap(kv):
   """The smallest kp whose stock one-step map has a pole outside the unit circle."""
-  lo, hi = 1.0, 1e7
-  assert radius(lo, kv, False) < 1 and radius(hi, kv, False) > 1
-  for _ in range(80):
-    mid = np.sqrt(lo * hi)
-    if radius(mid, kv, False) > 1:
-      hi = mid
-    else:
-      lo = mid
-  return np.sqrt(lo * hi)
+  return bisect_geometric(lambda kp: hinge_radius(kp, kv, False) > 1, 1.0, 1e7)
 
 
 #-------------------------------------- 1. poles vs kp --------------------------------------------
@@ -139,10 +110,10 @@ def study_poles(fig_dir, out):
   kv = 1.0
   inertia = joint_inertia(one_hinge(1.0, kv, False))
   kps = np.logspace(0, 8, 321)
-  rad = {f: np.array([radius(kp, kv, f) for kp in kps]) for f in (False, True)}
-  freq = {f: np.array([np.max(np.abs(np.angle(poles(kp, kv, f)))) / H for kp in kps])
+  rad = {f: np.array([hinge_radius(kp, kv, f) for kp in kps]) for f in (False, True)}
+  freq = {f: np.array([np.max(np.abs(np.angle(hinge_poles(kp, kv, f)))) / H for kp in kps])
           for f in (False, True)}
-  cap_formula = (4 * inertia + 2 * H * kv) / H**2
+  cap_formula = stock_cap_kp(inertia, kv, H)
   cap_measured = bisect_cap(kv)
   flag_max_radius = rad[True].max()
   flag_freq_max = freq[True].max()
@@ -228,8 +199,8 @@ def study_steps(fig_dir, out, inertia):
     zeta = kv / (2 * np.sqrt(kp * inertia))
     stock = simulate_step(kp, kv, False, duration)
     flag = simulate_step(kp, kv, True, duration)
-    exact = exact_step(kp, kv, inertia, fine)
-    exact_k = exact_step(kp, kv, inertia, times)
+    exact = exact_step_expm(kp, kv, inertia, fine)
+    exact_k = exact_step_expm(kp, kv, inertia, times)
     ax.plot(fine * 1e3, exact, 'k', lw=1, label='exact continuous PD')
     ax.plot(times * 1e3, np.clip(stock, -3, 3), 'o-', ms=3, label='stock implicit')
     ax.plot(times * 1e3, flag, 's-', ms=3, label='implicitpos flag')
@@ -269,13 +240,11 @@ WINDOW = 20.0  # error window: 0 <= t <= WINDOW / omega_n
 
 
 def rms_error(h_wn, zeta, flag, inertia):
-  wn = h_wn / H
-  kp = inertia * wn**2
-  kv = 2 * zeta * inertia * wn
+  kp, kv = servo_gains(inertia, H, h_wn, zeta)
   n = max(1, int(np.ceil(WINDOW / h_wn)))
   q = simulate_step(kp, kv, flag, n * H)
   times = np.arange(n + 1) * H
-  exact = exact_step(kp, kv, inertia, times)
+  exact = exact_step_expm(kp, kv, inertia, times)
   if not np.all(np.isfinite(q)):
     return np.inf
   return np.sqrt(np.mean((q - exact)**2))
@@ -306,7 +275,7 @@ def study_rms(fig_dir, out, inertia):
     stock = np.array([rms_error(v, zeta, False, inertia) for v in x])
     flag = np.array([rms_error(v, zeta, True, inertia) for v in x])
     cross = crossovers(x, stock, flag)
-    cap = 2 * (zeta + np.sqrt(zeta**2 + 1))
+    cap = stock_cap_x(zeta)
     ax.loglog(x, np.where(np.isfinite(stock), stock, np.nan), label='stock implicit')
     ax.loglog(x, flag, label='implicitpos flag')
     for c, _ in cross:
@@ -317,8 +286,8 @@ def study_rms(fig_dir, out, inertia):
     ax.grid(True, which='both', alpha=0.3)
     ax.legend(fontsize=8)
     # Where the stock one-step map (measured as in section 1) has a pole outside the unit circle.
-    diverging = np.array([radius(inertia * (v / H)**2, 2 * zeta * inertia * v / H, False) > 1
-                          for v in x])
+    diverging = np.array(
+        [hinge_radius(*servo_gains(inertia, H, v, zeta), False) > 1 for v in x])
     first_unstable = x[np.argmax(diverging)] if diverging.any() else None
     rows.append(f'| {zeta:g} | ' + (', '.join(f'{c:.3f} ({how})' for c, how in cross) or 'none')
                 + f' | {claimed[zeta]} | {cap:.3f} | '
@@ -381,7 +350,7 @@ def humanoid_stable(path, kp, flag, contact, duration=2.0):
   data.ctrl[:] = data.actuator_length  # hold the initial pose
   for _ in range(int(round(duration / H))):
     mujoco.mj_step(model, data)
-    if unstable(data):
+    if engine_reset(data):
       return False
   return bool(np.all(np.isfinite(data.qpos)) and np.all(np.isfinite(data.qvel)))
 

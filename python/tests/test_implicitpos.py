@@ -17,20 +17,15 @@ import os
 
 from implicitpos_models import INERTIA
 from implicitpos_models import one_hinge_xml
+from implicitpos_onedof import joint_inertia
+from implicitpos_onedof import measured_step
+from implicitpos_onedof import scheme_step
+from implicitpos_onedof import stock_cap_kp
 import mujoco
 import numpy as np
 import pytest
 
 BIT = int(mujoco.mjtEnableBit.mjENBL_IMPLICITPOS)
-
-
-def one_step(model, q0, v0, target):
-  data = mujoco.MjData(model)
-  data.qpos[0] = q0
-  data.qvel[0] = v0
-  data.ctrl[0] = target
-  mujoco.mj_step(model, data)
-  return data
 
 
 def test_enum_bit_and_string_are_bound():
@@ -83,24 +78,24 @@ def test_one_hinge_closed_form(kp, kv):
   h, q0, v0, target = 0.005, 0.2, -1.5, 0.7
   model = mujoco.MjModel.from_xml_string(one_hinge_xml(kp, kv, h=h))
   model.opt.enableflags |= BIT
-  data = one_step(model, q0, v0, target)
+  data = measured_step(model, q0, v0, target)
   # The acceleration the step applied (d.qacc holds the forward-dynamics one of the initial state).
   qacc = (data.qvel[0] - v0) / h
   # The joint-space inertia, as the engine has it (armature plus the body's tiny inertia).
-  inertia = mujoco.MjData(model)
-  mujoco.mj_forward(model, inertia)
-  big_i = inertia.qM[0]
+  big_i = joint_inertia(model)
   assert big_i == pytest.approx(INERTIA, rel=1e-9)
-  expected = (kp * (target - q0) - (kv + h * kp) * v0) / (big_i + h * kv + h * h * kp)
-  assert qacc == pytest.approx(expected, rel=1e-9)
+  # The closed form: (kp (target - q0) - (kv + h kp) v0) / (I + h kv + h^2 kp).
+  _, v_flag = scheme_step(q0, v0, target, kp, kv, big_i, h, theta=1)
+  assert qacc == pytest.approx((v_flag - v0) / h, rel=1e-9)
   # Semi-implicit position update: q+ = q0 + h v+.
   assert data.qpos[0] == pytest.approx(q0 + h * data.qvel[0], rel=1e-12)
 
   # Without the flag: the stock implicit update, implicit in velocity only.
   model.opt.enableflags &= ~BIT
-  stock = one_step(model, q0, v0, target)
-  stock_expected = (kp * (target - q0) - kv * v0) / (big_i + h * kv)
-  assert (stock.qvel[0] - v0) / h == pytest.approx(stock_expected, rel=1e-9)
+  stock = measured_step(model, q0, v0, target)
+  # (kp (target - q0) - kv v0) / (I + h kv)
+  _, v_stock = scheme_step(q0, v0, target, kp, kv, big_i, h, theta=0)
+  assert (stock.qvel[0] - v0) / h == pytest.approx((v_stock - v0) / h, rel=1e-9)
 
 
 @pytest.mark.parametrize('integrator', ['Euler', 'RK4'])
@@ -121,7 +116,7 @@ def test_flag_is_inert_outside_implicit(integrator):
 
 def test_stiff_servo_beyond_the_stock_cap():
   h, kv = 0.005, 1.0
-  cap = (4 * INERTIA + 2 * h * kv) / h**2
+  cap = stock_cap_kp(INERTIA, kv, h)
   model = mujoco.MjModel.from_xml_string(one_hinge_xml(4 * cap, kv, h=h))
   peak, warnings = {}, {}
   for enable in (False, True):
