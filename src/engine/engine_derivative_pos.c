@@ -146,29 +146,31 @@ static mjtNum actuatorInput(const mjModel* m, const mjData* d, int i, int* bad) 
 
 //------------------------------ scope -------------------------------------------------------------
 
-// scope of actuator i under mjENBL_IMPLICITPOS, slope = d actuator_force / d actuator_length;
-// bad: see actuatorInput
-static int actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope, int* bad) {
+// d actuator_force / d actuator_length of actuator i (affine, fixed or no gain and bias; *affine
+// is 0 and the slope 0 for any other); bad: see actuatorInput
+static mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* affine, int* bad) {
   int gaintype = m->actuator_gaintype[i], biastype = m->actuator_biastype[i];
-  const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN*i;
-  const mjtNum* biasprm = m->actuator_biasprm + mjNBIAS*i;
+  *affine = (gaintype==mjGAIN_FIXED || gaintype==mjGAIN_AFFINE) &&
+            (biastype==mjBIAS_NONE || biastype==mjBIAS_AFFINE);
+  if (!*affine) {
+    return 0;
+  }
+
+  // slope of force = gain * input + bias
   mjtNum s = 0;
-
-  // slope of force = gain * input + bias: affine, fixed or no gain and bias only
-  int affine = (gaintype==mjGAIN_FIXED || gaintype==mjGAIN_AFFINE) &&
-               (biastype==mjBIAS_NONE || biastype==mjBIAS_AFFINE);
-  if (affine) {
-    if (biastype==mjBIAS_AFFINE) {
-      s = biasprm[1];
-    }
-    if (gaintype==mjGAIN_AFFINE && gainprm[1]!=0) {
-      s += gainprm[1] * actuatorInput(m, d, i, bad);
-    }
+  if (biastype==mjBIAS_AFFINE) {
+    s = m->actuator_biasprm[mjNBIAS*i + 1];
   }
-  if (slope) {
-    *slope = s;
+  if (gaintype==mjGAIN_AFFINE && m->actuator_gainprm[mjNGAIN*i + 1]!=0) {
+    s += m->actuator_gainprm[mjNGAIN*i + 1] * actuatorInput(m, d, i, bad);
   }
+  return s;
+}
 
+
+
+// scope of actuator i under mjENBL_IMPLICITPOS, given its slope s and affine (actuatorSlope)
+static int actuatorScope(const mjModel* m, const mjData* d, int i, int affine, mjtNum s) {
   // disabled actuation
   if (mjDISABLED(mjDSBL_ACTUATION)) {
     return mjPOSSCOPE_DISABLED;
@@ -224,9 +226,23 @@ static int actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* sl
 
 
 
+// 1 if actuator i contributes to K, with its slope: the slope is tested first (a motor or a
+// muscle has none, a negative gain is not restoring), the transmission and clamp only then
+static int actuatorRestoring(const mjModel* m, const mjData* d, int i, mjtNum* slope, int* bad) {
+  int affine;
+  *slope = actuatorSlope(m, d, i, &affine, bad);
+  return *slope < 0 && actuatorScope(m, d, i, affine, *slope)==mjPOSSCOPE_RESTORING;
+}
+
+
+
 int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope) {
-  int bad = -1;
-  return actuatorPosScope(m, d, i, slope, &bad);
+  int affine, bad = -1;
+  mjtNum s = actuatorSlope(m, d, i, &affine, &bad);
+  if (slope) {
+    *slope = s;
+  }
+  return actuatorScope(m, d, i, affine, s);
 }
 
 
@@ -504,8 +520,7 @@ static void dofTerms(const mjModel* m, const mjData* d, int* bad, mjtNum* kdof, 
   // servos on one joint
   for (int i=0; i<m->nu; i++) {
     mjtNum slope;
-    if (m->actuator_trntype[i]==mjTRN_TENDON ||
-        actuatorPosScope(m, d, i, &slope, bad)!=mjPOSSCOPE_RESTORING) {
+    if (m->actuator_trntype[i]==mjTRN_TENDON || !actuatorRestoring(m, d, i, &slope, bad)) {
       continue;
     }
     int dof = m->jnt_dofadr[m->actuator_trnid[2*i]];
@@ -556,7 +571,7 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
   int dof = -1, bad = -1;
   if (objtype==mjOBJ_ACTUATOR && id>=0 && id<m->nu) {
     mjtNum slope;
-    if (actuatorPosScope(m, d, id, &slope, &bad)==mjPOSSCOPE_RESTORING) {
+    if (actuatorRestoring(m, d, id, &slope, &bad)) {
       if (m->actuator_trntype[id]==mjTRN_TENDON) {
         weight = tendonWeight(m, d, id, slope, &bad, cache, scratch);
       } else {
@@ -607,14 +622,14 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
 
   // actuators: K += -slope * moment' * moment
   for (int i=0; i<m->nu; i++) {
-    // motors: fixed gain and no bias, no position slope; weighted: joint servos are in kdof
-    if ((m->actuator_gaintype[i]==mjGAIN_FIXED && m->actuator_biastype[i]==mjBIAS_NONE) ||
-        (weighted && m->actuator_trntype[i]!=mjTRN_TENDON)) {
+    // weighted: joint servos are in kdof
+    if (weighted && m->actuator_trntype[i]!=mjTRN_TENDON) {
       continue;
     }
 
+    // restoring slope and scope, the slope tested first (motors have none)
     mjtNum slope;
-    if (actuatorPosScope(m, d, i, &slope, &bad)!=mjPOSSCOPE_RESTORING) {
+    if (!actuatorRestoring(m, d, i, &slope, &bad)) {
       continue;
     }
     const mjtNum* moment = d->actuator_moment + i*nv;

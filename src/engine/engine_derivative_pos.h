@@ -24,11 +24,10 @@ extern "C" {
 #endif
 
 // Position stiffness used by mjENBL_IMPLICITPOS: K = -d (qfrc_actuator + qfrc_passive) / d qpos,
-// restricted to the forces whose derivative is exact and restoring: hinge/slide joint stiffness,
-// and affine gain/bias actuators on hinge/slide joints or on fixed tendons along one kinematic
-// chain (each joint listed once), not clamped by their force range. K is symmetric, positive
-// semidefinite and has the sparsity of d->D_* (the pattern of qM), which must be set
-// (mj_makeMSparse).
+// restricted to the forces whose derivative is exact and restoring: the actuators and joint
+// springs whose scope (mjd_actuatorPosScope, mjd_jointPosScope) is mjPOSSCOPE_RESTORING. K is
+// symmetric, positive semidefinite and has the sparsity of d->D_* (the pattern of qM), which must
+// be set (mj_makeMSparse).
 // Adds sclK * K to the D-sparse matrix matD and sclKv * K * qvel to vec; either may be NULL.
 // With mjENBL_POSWEIGHT each term of K is weighted for accuracy (see mjd_posWeight), with scratch
 // on the MuJoCo stack.
