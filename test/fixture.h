@@ -26,6 +26,7 @@
 #include <mujoco/mujoco.h>
 #include "engine/engine_derivative_pos.h"
 #include "engine/engine_support.h"
+#include "servo_report/one_dof.h"
 #include "test/models.h"
 
 namespace mjpos {
@@ -46,6 +47,22 @@ inline void SetEnable(mjModel* m, int bits, bool on) {
   } else {
     m->opt.enableflags &= ~bits;
   }
+}
+
+// The one-step map of (q, v) of a one-dof model, target 0 (ctrl 0), recovered from mj_step:
+// column c from the reset state with qpos[0] (c = 0) or qvel[0] (c = 1) set to delta, divided by
+// delta. The engine's side of the tests of the servo report's one-dof map.
+inline Map2 EngineStepMap(const mjModel* m, double delta) {
+  Map2 map;
+  DataPtr d(mj_makeData(m));
+  for (int c = 0; c < 2; ++c) {
+    mj_resetData(m, d.get());
+    (c ? d->qvel : d->qpos)[0] = delta;
+    mj_step(m, d.get());
+    map.a[0][c] = d->qpos[0] / delta;
+    map.a[1][c] = d->qvel[0] / delta;
+  }
+  return map;
 }
 
 // K of mjd_implicitPos as a dense nv x nv matrix (row-major), and its vector output K*qvel; sets

@@ -23,10 +23,11 @@
 #include <string>
 #include <vector>
 
-#include <Eigen/Dense>
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 #include "engine/engine_derivative_pos.h"
+#include "servo_report/one_dof.h"
+#include "test/fixture.h"
 #include "test/models.h"
 
 namespace mjpos {
@@ -76,16 +77,8 @@ class Hinge {
   // spectral radius of the one-step map of (q, v), target 0, from unit-scaled columns
   double SpectralRadius(Scheme s) {
     SetScheme(m_.get(), s);
-    const double scale = 1e-9;  // small enough to stay below the acceleration check
-    Eigen::Matrix2d a;
-    for (int c = 0; c < 2; ++c) {
-      mj_resetData(m_.get(), d_.get());
-      (c ? d_->qvel : d_->qpos)[0] = scale;
-      mj_step(m_.get(), d_.get());
-      a(0, c) = d_->qpos[0] / scale;
-      a(1, c) = d_->qvel[0] / scale;
-    }
-    return a.eigenvalues().cwiseAbs().maxCoeff();
+    // columns of 1e-9: small enough to stay below the acceleration check
+    return SpectralRadius2(EngineStepMap(m_.get(), 1e-9));
   }
 
   // the exact inertia about the axis (armature and the body's own)
@@ -174,7 +167,7 @@ TEST(PosWeight, OneDofStableForEveryGain) {
         double radius = hinge.SpectralRadius(kWeighted);
         EXPECT_LT(radius, 1) << "kp " << kp << " kv " << kv << " h " << h;
         // the bound is not vacuous: stock is unstable above its cap
-        if (h * h * kp > 1.5 * (4 * inertia + 2 * h * kv)) {
+        if (kp > 1.5 * OneDofCap(mjINT_IMPLICIT, h, inertia, kv, 0)) {
           EXPECT_GT(hinge.SpectralRadius(kStock), 1) << "kp " << kp << " kv " << kv;
         }
       }
@@ -323,9 +316,7 @@ double TransitionRadius(mjModel* m, Scheme s) {
   int n = 2 * m->nv + m->na;
   std::vector<mjtNum> a(n * n);
   mjd_transitionFD(m, d.get(), 1e-7, 1, a.data(), nullptr, nullptr, nullptr);
-  Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> am(
-      a.data(), n, n);
-  return am.eigenvalues().cwiseAbs().maxCoeff();
+  return SpectralRadius(a.data(), n);
 }
 
 // Catches: per-term weights that destabilise a coupled system (terms weighted below 1/2 are
