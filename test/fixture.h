@@ -13,7 +13,8 @@
 // limitations under the License.
 
 // Helpers the GoogleTest tests share (the model builders, usable without GoogleTest, are in
-// test/models.h).
+// test/models.h), and upstream's fixture: mujoco::MujocoTest, the base of the tests that must not
+// make MuJoCo warn or fail, and mujoco::SaveAndReadXml.
 
 #ifndef MJPOS_TEST_FIXTURE_H_
 #define MJPOS_TEST_FIXTURE_H_
@@ -22,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 #include "engine/engine_derivative_pos.h"
@@ -29,7 +31,12 @@
 #include "servo_report/one_dof.h"
 #include "test/models.h"
 
+// upstream's test/fixture.h, by its full path: its relative name is this file's
+#include MJPOS_UPSTREAM_FIXTURE_H
+
 namespace mjpos {
+
+using ::mujoco::MujocoTest;
 
 // Compiles an MJCF string; if it does not compile, the test fails with the compiler's message
 // and the model text, and the result is null.
@@ -38,6 +45,14 @@ inline ModelPtr LoadModelOrFail(const std::string& xml) {
   ModelPtr m(LoadXmlString(xml, &error));
   EXPECT_NE(m, nullptr) << error << "\n" << xml;
   return m;
+}
+
+// mj_saveLastXML of the last loaded model, read back (upstream's SaveAndReadXml); fails the test
+// if no model was written, so that a test of what the text lacks cannot pass on an empty file.
+inline std::string SaveLastXml(const mjModel* m) {
+  std::string xml = ::mujoco::SaveAndReadXml(m);
+  EXPECT_THAT(xml, ::testing::HasSubstr("<mujoco")) << "mj_saveLastXML wrote no model";
+  return xml;
 }
 
 // Sets (on) or clears the enable flags `bits` of m.

@@ -20,11 +20,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <fstream>
 #include <limits>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -502,24 +499,13 @@ std::string FlagXml(const std::string& flag) {
          "/></option><worldbody><body><joint/><geom size=\"0.1\"/></body></worldbody></mujoco>";
 }
 
-std::string SaveLast(const mjModel* m) {
-  std::string path = ::testing::TempDir() + "inverse_discrete_test_saved.xml";
-  char error[1000] = "";
-  EXPECT_EQ(mj_saveLastXML(path.c_str(), m, error, sizeof(error)), 1) << error;
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  std::remove(path.c_str());
-  return text.str();
-}
-
 // Catches: the invdiscrete flag lost when reading or writing MJCF.
 TEST(InverseDiscrete, Xml) {
   std::string error;
   ModelPtr m(LoadXmlString(FlagXml("invdiscrete=\"enable\""), &error));
   ASSERT_NE(m, nullptr) << error;
   EXPECT_EQ(m->opt.enableflags, mjENBL_INVDISCRETE);
-  std::string saved = SaveLast(m.get());
+  std::string saved = SaveLastXml(m.get());
   EXPECT_THAT(saved, HasSubstr("invdiscrete=\"enable\""));
   ModelPtr again(LoadXmlString(saved, &error));
   ASSERT_NE(again, nullptr) << error;
@@ -532,7 +518,7 @@ TEST(InverseDiscrete, Xml) {
   ModelPtr off(LoadXmlString(FlagXml("invdiscrete=\"disable\""), &error));
   ASSERT_NE(off, nullptr) << error;
   EXPECT_EQ(off->opt.enableflags, 0);
-  EXPECT_THAT(SaveLast(off.get()), ::testing::Not(HasSubstr("invdiscrete")));
+  EXPECT_THAT(SaveLastXml(off.get()), ::testing::Not(HasSubstr("invdiscrete")));
 
   ModelPtr bad(LoadXmlString(FlagXml("invdiscrete=\"maybe\""), &error));
   EXPECT_EQ(bad, nullptr);
