@@ -336,8 +336,10 @@ StepPair StepFromArmState(const mjModel* m) {
   return s;
 }
 
+class ImplicitPosArm : public MujocoTest {};
+
 // Catches: a wrong K block or shift on a coupled chain (each term dropped in turn).
-TEST(ImplicitPosArm, OneStepMatchesDenseSolve) {
+TEST_F(ImplicitPosArm, OneStepMatchesDenseSolve) {
   const double h = 5e-3;
   for (double kp : {1e2, 1e4, 1e6}) {
     ModelPtr m = LoadModelOrFail(ChainXml(4, kp, 1.0, h));
@@ -365,7 +367,7 @@ TEST(ImplicitPosArm, OneStepMatchesDenseSolve) {
 
 // a fixed tendon along one chain: K = kp m'm is dense on the tendon's dofs
 // Catches: a wrong dense tendon block kp*m'm or its shift.
-TEST(ImplicitPosArm, FixedTendonOnChainMatchesDenseSolve) {
+TEST_F(ImplicitPosArm, FixedTendonOnChainMatchesDenseSolve) {
   std::string xml = ChainXml(3, 1.0, 0.0, 5e-3);
   // drive the three joints through one fixed tendon instead of three joint servos
   size_t a = xml.find("  <actuator>");
@@ -410,10 +412,12 @@ TEST(ImplicitPosBadGains, TooStiffLeftExplicit) {
 
 //------------------------------ reused factorization ----------------------------------------------
 
+class ImplicitPosSkip : public MujocoTest {};
+
 // mj_implicitSkip(skipfactor=1), as finite differencing calls it, applies the right-hand side
 // shift with the stored factorization: same result as the full step
 // Catches: the shift skipped when mj_implicitSkip reuses the factorization.
-TEST(ImplicitPosSkip, ShiftAppliedWhenFactorizationReused) {
+TEST_F(ImplicitPosSkip, ShiftAppliedWhenFactorizationReused) {
   ModelPtr m = LoadModelOrFail(ChainXml(3, 1e5, 1.0, 5e-3));
   for (bool on : {false, true}) {
     SetEnable(m.get(), mjENBL_IMPLICITPOS, on);

@@ -37,8 +37,10 @@ std::string WithFlag(const std::string& attr) {
          "<worldbody><body><joint/><geom size=\".1\"/></body></worldbody></mujoco>";
 }
 
+class ImplicitPosXml : public ::mujoco::MujocoTest {};
+
 // Catches: the flag enabled by default.
-TEST(ImplicitPosXml, DefaultIsDisabled) {
+TEST_F(ImplicitPosXml, DefaultIsDisabled) {
   mjModel* m = mjpos::LoadXmlString(WithFlag(""));
   ASSERT_THAT(m, NotNull());
   EXPECT_EQ(m->opt.enableflags & mjENBL_IMPLICITPOS, 0);
@@ -47,7 +49,7 @@ TEST(ImplicitPosXml, DefaultIsDisabled) {
 }
 
 // Catches: the flag lost when reading or writing MJCF.
-TEST(ImplicitPosXml, EnableDisableAndRoundTrip) {
+TEST_F(ImplicitPosXml, EnableDisableAndRoundTrip) {
   mjModel* m = mjpos::LoadXmlString(WithFlag("implicitpos=\"disable\""));
   ASSERT_THAT(m, NotNull());
   EXPECT_EQ(m->opt.enableflags & mjENBL_IMPLICITPOS, 0);
@@ -68,7 +70,7 @@ TEST(ImplicitPosXml, EnableDisableAndRoundTrip) {
 }
 
 // Catches: a bad attribute value accepted silently.
-TEST(ImplicitPosXml, BadValueIsAParserError) {
+TEST_F(ImplicitPosXml, BadValueIsAParserError) {
   for (const char* value : {"bogus", "true", "1", ""}) {
     std::string error;
     mjModel* m =
@@ -82,7 +84,7 @@ TEST(ImplicitPosXml, BadValueIsAParserError) {
 
 // enum bit, mjENABLESTRING and XML attribute agree, for this and every other enable flag
 // Catches: enum bit, mjENABLESTRING and XML name out of step.
-TEST(ImplicitPosXml, EnumStringAndAttributeAgree) {
+TEST_F(ImplicitPosXml, EnumStringAndAttributeAgree) {
   EXPECT_GE(mjNENABLE, 6);
   EXPECT_EQ(mjENBL_IMPLICITPOS, 1 << 5);  // the first free bit of 2.2.2
   EXPECT_STREQ(mjENABLESTRING[5], "ImplicitPos");
