@@ -60,8 +60,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cmath>
-#include <complex>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -78,6 +78,7 @@
 #include <benchmark/benchmark.h>
 #include <mujoco/mujoco.h>
 
+#include "servo_report/one_dof.h"
 #include "test/models.h"
 
 // Callgrind's client requests (from Debian's valgrind package); without them, no instruction counts
@@ -591,21 +592,17 @@ mjModel* MakeSubject(Subject s, double fn, double zeta, std::vector<Servo>* serv
   }
   m->opt.integrator = mjINT_IMPLICIT;
 
-  // reflected inertia at qpos0: diagonal of M^-1 from mj_solveM on unit vectors
+  // reflected inertia at qpos0: 1/(M^-1)_ii (the servo report's)
   mjData* d = mj_makeData(m);
   mj_forward(m, d);
-  std::vector<mjtNum> e(m->nv), x(m->nv);
   servos->clear();
   double w = 2 * M_PI * fn;
   for (int i = 0; i < m->nu; i++) {
     int jnt = m->actuator_trnid[2 * i];
     int dof = m->jnt_dofadr[jnt];
-    std::fill(e.begin(), e.end(), 0);
-    e[dof] = 1;
-    mj_solveM(m, d, x.data(), e.data(), 1);
     Servo sv;
     sv.dof = dof;
-    sv.inertia = 1 / x[dof];
+    sv.inertia = mjpos::DofReflectedInertia(m, d, dof);
     // set point: middle of the joint range if limited (away from the limits), else qpos0
     const mjtNum* range = m->jnt_range + 2 * jnt;
     sv.target = m->jnt_limited[jnt] ? 0.5 * (range[0] + range[1]) : m->qpos0[m->jnt_qposadr[jnt]];
@@ -673,15 +670,13 @@ void Throughput(mjModel* m, const std::vector<Servo>& servos, double h, bool on,
 }
 
 // one hinge under the flag (backward Euler in q and v): per-step amplitude factor and delivered
-// frequency (Hz) of the mode with natural frequency fn, damping ratio zeta, timestep h
+// frequency (Hz) of the dominant mode with natural frequency fn, damping ratio zeta, timestep h
+// (the servo report's one-dof map, unit inertia)
 void FlagOneHinge(double fn, double zeta, double h, double* amp, double* freq) {
-  double x = 2 * M_PI * fn * h;
-  // (q+, v+ h) from (q, v h): [[1, -1], [x^2, 1 + 2 zeta x]] z+ = z
-  std::complex<double> tr = 2 + 2 * zeta * x, det = 1 + 2 * zeta * x + x * x;
-  std::complex<double> mu = 0.5 * (tr + std::sqrt(tr * tr - 4.0 * det));
-  std::complex<double> lambda = 1.0 / mu;
-  *amp = std::abs(lambda);
-  *freq = std::abs(std::arg(lambda)) / (2 * M_PI * h);
+  double w = 2 * M_PI * fn;
+  mjpos::Discrete z = mjpos::OneDofMap(mjINT_IMPLICIT, true, h, 1, w * w, 2 * zeta * w, 0);
+  *amp = z.modulus;
+  *freq = z.freq_damped;
 }
 
 //------------------------------------ part 4: equal accuracy ------------------------------------
@@ -836,12 +831,12 @@ Part2Row RunPart2(Subject s, const std::string& name, double fn, const Options& 
     row.hmax = hi;
     row.hmax_clipped = true;
   } else {
-    while (hi / lo > tol) {
-      double mid = std::sqrt(lo * hi);
-      bool ok = StableAt(m, servos, mid, false, opt.sim_seconds);
+    auto stable = [&](double h) {
+      bool ok = StableAt(m, servos, h, false, opt.sim_seconds);
       found |= ok;
-      (ok ? lo : hi) = mid;
-    }
+      return ok;
+    };
+    mjpos::Bisect(stable, INT_MAX, tol, true, &lo, &hi);
     row.hmax = (found || StableAt(m, servos, lo, false, opt.sim_seconds)) ? lo : 0;
   }
   row.flag_stable = StableAt(m, servos, kFlagTimestep, true, opt.sim_seconds);

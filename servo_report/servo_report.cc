@@ -16,14 +16,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <complex>
 #include <cstdio>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include <Eigen/Dense>
-#include <Eigen/Eigenvalues>
 #include <mujoco/mujoco.h>
 #include "engine/engine_derivative_pos.h"
 
@@ -67,39 +65,6 @@ const char* ScopeName(int scope) {
 std::string Name(const mjModel* m, int type, int id) {
   const char* name = mj_id2name(m, type, id);
   return name && *name ? name : "#" + std::to_string(id);
-}
-
-// poles of a real 2x2 matrix [a b; c d], dominant one to Discrete
-Discrete Poles2(double a, double b, double c, double d, double h) {
-  double tr = a + d, det = a * d - b * c;
-  double disc = 0.25 * tr * tr - det;
-  std::complex<double> z1, z2;
-  if (disc >= 0) {
-    double s = std::sqrt(disc);
-    z1 = 0.5 * tr + s;
-    z2 = 0.5 * tr - s;
-  } else {
-    double s = std::sqrt(-disc);
-    z1 = {0.5 * tr, s};
-    z2 = {0.5 * tr, -s};
-  }
-  std::complex<double> z = std::abs(z1) >= std::abs(z2) ? z1 : z2;
-  Discrete out;
-  out.modulus = std::abs(z);
-  out.real = z.real();
-  if (out.modulus > 0) {
-    std::complex<double> s = std::log(z) / h;
-    out.omega = std::abs(s);
-    out.freq = out.omega / (2 * kPi);
-    out.freq_damped = std::abs(s.imag()) / (2 * kPi);
-    out.zeta = out.omega > 0 ? -s.real() / out.omega : 0;
-  } else {
-    out.omega = kInf;
-    out.freq = kInf;
-    out.freq_damped = 0;
-    out.zeta = 1;
-  }
-  return out;
 }
 
 Verdict Classify(const Discrete& z, double kp, double cap) {
@@ -237,7 +202,7 @@ struct Linear {
 };
 
 // spectral radius of the one-step map, position slopes scaled by s; state [q, h v]
-double SpectralRadius(const Linear& L, int integrator, bool flag, double h, double s) {
+double SystemRadius(const Linear& L, int integrator, bool flag, double h, double s) {
   int n = L.M.rows();
   Mat I = Mat::Identity(n, n);
   Mat B = L.Ba + L.Bj;
@@ -271,8 +236,8 @@ double SpectralRadius(const Linear& L, int integrator, bool flag, double h, doub
     // v+ = v + h qacc, q+ = q + h v+; in [q, h v]
     A << I + hhP, I + hQ, hhP, I + hQ;
   }
-  Eigen::EigenSolver<Mat> es(A, false);
-  return es.eigenvalues().cwiseAbs().maxCoeff();
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> row_major = A;
+  return SpectralRadius(row_major.data(), 2 * n);
 }
 
 void AnalyzeSystem(const mjModel* m, const mjData* d, const std::vector<ServoRow>& rows,
@@ -316,24 +281,12 @@ void AnalyzeSystem(const mjModel* m, const mjData* d, const std::vector<ServoRow
     L.Bj.setZero();
   }
 
-  auto stable = [&](double s) { return SpectralRadius(L, integrator, false, h, s) <= 1 + kUnstableTol; };
-  sys->rho = SpectralRadius(L, integrator, false, h, 1);
+  auto stable = [&](double s) { return SystemRadius(L, integrator, false, h, s) <= 1 + kUnstableTol; };
+  sys->rho = SystemRadius(L, integrator, false, h, 1);
   // margin: scan factors 2^k, then bisect the first crossing
-  double lo = 0, hi = kInf;
-  for (int k = -30; k <= 40; ++k) {
-    double s = std::ldexp(1.0, k);
-    if (!stable(s)) {
-      hi = s;
-      break;
-    }
-    lo = s;
-  }
-  if (std::isfinite(hi) && lo > 0) {
-    for (int it = 0; it < 50; ++it) {
-      double mid = 0.5 * (lo + hi);
-      (stable(mid) ? lo : hi) = mid;
-    }
-  }
+  double lo, hi;
+  BracketByDoubling(stable, std::ldexp(1.0, -30), 70, &lo, &hi);
+  if (std::isfinite(hi) && lo > 0) Bisect(stable, 50, 0, false, &lo, &hi);
   sys->margin = std::isfinite(hi) ? (lo > 0 ? 0.5 * (lo + hi) : 0) : kInf;
   if (sys->rho > 1 + kUnstableTol) {
     sys->verdict = Verdict::kUnstable;
@@ -349,7 +302,7 @@ void AnalyzeSystem(const mjModel* m, const mjData* d, const std::vector<ServoRow
     F.Bj += F.Ba;
     F.Ba.setZero();
   }
-  sys->rho_flag = SpectralRadius(F, mjINT_IMPLICIT, true, h, 1);
+  sys->rho_flag = SystemRadius(F, mjINT_IMPLICIT, true, h, 1);
   sys->flag_verdict = sys->rho_flag > 1 + kUnstableTol ? Verdict::kUnstable : Verdict::kStable;
   sys->analysed = true;
 }
@@ -406,81 +359,6 @@ const char* VerdictName(Verdict v) {
   return "?";
 }
 
-double OneDofCap(int integrator, double h, double inertia, double kv, double damping) {
-  switch (integrator) {
-    case mjINT_IMPLICIT:
-      return std::max(0.0, (4 * inertia + 2 * h * (kv + damping)) / (h * h));
-    case mjINT_EULER:
-      return std::max(0.0, (4 * inertia + 2 * h * damping - 2 * h * kv) / (h * h));
-    case mjINT_RK4: {
-      // no closed form with damping: bisect the modulus of the RK4 map
-      auto stable = [&](double kp) {
-        return OneDofMap(mjINT_RK4, false, h, inertia, kp, kv, damping).modulus <= 1 + 1e-12;
-      };
-      double scale = inertia / (h * h);
-      if (!stable(1e-9 * scale)) return 0;
-      double lo = 1e-9 * scale, hi = kInf;
-      for (double kp = lo; kp < 1e9 * scale; kp *= 2) {
-        if (!stable(kp)) {
-          hi = kp;
-          break;
-        }
-        lo = kp;
-      }
-      if (!std::isfinite(hi)) return kInf;
-      for (int it = 0; it < 100 && hi - lo > 1e-15 * hi; ++it) {
-        double mid = 0.5 * (lo + hi);
-        (stable(mid) ? lo : hi) = mid;
-      }
-      return 0.5 * (lo + hi);
-    }
-  }
-  return kInf;
-}
-
-Discrete OneDofMap(int integrator, bool flag, double h, double inertia, double kp, double kv,
-                   double damping, double theta) {
-  double c = kv + damping;
-  if (integrator == mjINT_RK4 && !flag) {
-    // A = sum_k (hF)^k / k!, F = [0 1; -kp/I -c/I]
-    double f10 = -kp / inertia, f11 = -c / inertia;
-    double a00 = 1, a01 = 0, a10 = 0, a11 = 1;  // running sum
-    double t00 = 1, t01 = 0, t10 = 0, t11 = 1;  // running term
-    for (int k = 1; k <= 4; ++k) {
-      // term = term * (hF) / k
-      double n00 = t01 * f10, n01 = t00 + t01 * f11;
-      double n10 = t11 * f10, n11 = t10 + t11 * f11;
-      t00 = n00 * h / k;
-      t01 = n01 * h / k;
-      t10 = n10 * h / k;
-      t11 = n11 * h / k;
-      a00 += t00;
-      a01 += t01;
-      a10 += t10;
-      a11 += t11;
-    }
-    return Poles2(a00, a01, a10, a11, h);
-  }
-
-  // qacc = p q + r v
-  double p, r;
-  if (flag) {
-    double J = inertia + h * c + theta * h * h * kp;
-    p = -kp / J;
-    r = -(c + theta * h * kp) / J;
-  } else if (integrator == mjINT_IMPLICIT) {
-    double J = inertia + h * c;
-    p = -kp / J;
-    r = -c / J;
-  } else {
-    double J = inertia + h * damping;  // Euler: joint damping implicit, actuator kv explicit
-    p = -kp / J;
-    r = -c / J;
-  }
-  // v+ = v + h qacc, q+ = q + h v+
-  return Poles2(1 + h * h * p, h * (1 + h * r), h * p, 1 + h * r, h);
-}
-
 bool AnalyzeServos(const mjModel* m, const ServoOptions& options, ServoReport* report,
                    std::string* error) {
   auto fail = [&](const std::string& msg) {
@@ -525,13 +403,7 @@ bool AnalyzeServos(const mjModel* m, const ServoOptions& options, ServoReport* r
 
   // reflected inertia and joint damping along the moment row mom
   auto reflect = [&](const mjtNum* mom, ServoRow* row) {
-    if (nv == 0) {
-      row->inertia = kInf;
-      return;
-    }
-    mj_solveM(m, d, x.data(), mom, 1);
-    double mMm = 0;
-    for (int k = 0; k < nv; ++k) mMm += mom[k] * x[k];
+    double mMm = InverseReflectedInertia(m, d, mom, x.data());
     if (!(mMm > 0)) {
       row->inertia = kInf;
       return;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <mujoco/mujoco.h>
+#include "servo_report/one_dof.h"  // Discrete, OneDofMap, OneDofCap
 
 namespace mjpos {
 
@@ -32,18 +33,6 @@ struct ServoOptions {
   int key = -1;           // keyframe; < 0: qpos0
   int system_max_nv = 200;  // coupled analysis only up to this many dofs
   bool posweight = false;   // the flag columns: implicitpos with mjENBL_POSWEIGHT's weights
-};
-
-// Discrete behaviour of a one-dof (or coupled) linear map.
-// Dominant (largest modulus) pole z of a one-step map, and its continuous equivalent
-// s = log(z) / h.
-struct Discrete {
-  double modulus = 0;      // |z|
-  double real = 0;         // Re z
-  double omega = 0;        // |s| (rad/s): delivered natural frequency
-  double freq = 0;         // |s| / (2 pi) (Hz)
-  double freq_damped = 0;  // |Im s| / (2 pi) (Hz); at most 1/(2h)
-  double zeta = 0;         // -Re s / |s|: delivered damping ratio
 };
 
 // Stability verdict.
@@ -109,14 +98,6 @@ struct ServoReport {
 // Returns false (and error) if the options do not fit the model.
 bool AnalyzeServos(const mjModel* m, const ServoOptions& options, ServoReport* report,
                    std::string* error = nullptr);
-
-// One-dof helpers (actuator units), exposed for tests.
-// Largest stable kp of the one-dof map; kv is explicit under Euler, damping implicit.
-double OneDofCap(int integrator, double h, double inertia, double kv, double damping);
-// Poles of the one-dof map of the integrator (mjINT_*), or of implicit + flag if flag, with the
-// position terms weighted by theta (mjENBL_POSWEIGHT; 1: backward Euler).
-Discrete OneDofMap(int integrator, bool flag, double h, double inertia, double kp, double kv,
-                   double damping, double theta = 1);
 
 std::string FormatText(const ServoReport& report);
 std::string FormatJson(const ServoReport& report);

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -54,22 +55,15 @@ ServoReport Analyze(const mjModel* m) {
   return report;
 }
 
-// Smallest value of a positive parameter at which run(x) is unstable, by doubling from x0 and
-// then bisecting to a relative width of 1e-6. Independent of the report.
+// Smallest value of a positive parameter at which stable(x) fails, by doubling from x0 and then
+// bisecting to a relative width (the servo report's bracketing and bisection, on simulation).
 double BisectDivergence(double x0, const std::function<bool(double)>& stable,
                         double width = 1e-6) {
-  double lo = x0, hi = x0;
-  EXPECT_TRUE(stable(lo)) << "unstable already at " << lo;
-  for (int k = 0; k < 80 && stable(hi); ++k) {
-    lo = hi;
-    hi *= 2;
-  }
-  EXPECT_FALSE(stable(hi)) << "never unstable";
-  while (hi - lo > width * hi) {
-    double mid = 0.5 * (lo + hi);
-    (stable(mid) ? lo : hi) = mid;
-  }
-  return 0.5 * (lo + hi);
+  double lo, hi;
+  bool diverged = BracketByDoubling(stable, x0, 80, &lo, &hi);
+  EXPECT_GT(lo, 0) << "unstable already at " << x0;
+  EXPECT_TRUE(diverged) << "never unstable";
+  return Bisect(stable, INT_MAX, width, false, &lo, &hi);
 }
 
 // StepStable in chunks of 100 steps, and the velocities bounded by limit: near a coupled cap the
@@ -149,24 +143,6 @@ INSTANTIATE_TEST_SUITE_P(
 
 //------------------------------ one hinge: weighted mode -------------------------------------------
 
-// the dominant pole modulus of the engine's own one-step map of (q, v), target 0
-double EngineModulus(mjModel* m) {
-  mjData* d = mj_makeData(m);
-  double a[2][2];
-  for (int c = 0; c < 2; ++c) {
-    mj_resetData(m, d);
-    (c ? d->qvel : d->qpos)[0] = 1e-6;
-    mj_step(m, d);
-    a[0][c] = d->qpos[0] / 1e-6;
-    a[1][c] = d->qvel[0] / 1e-6;
-  }
-  mj_deleteData(d);
-  double tr = a[0][0] + a[1][1], det = a[0][0] * a[1][1] - a[0][1] * a[1][0];
-  double disc = tr * tr - 4 * det;
-  if (disc < 0) return std::sqrt(det);
-  return std::max(std::abs(0.5 * (tr + std::sqrt(disc))), std::abs(0.5 * (tr - std::sqrt(disc))));
-}
-
 // Catches: --posweight reporting weights the engine does not apply (or none): the flag columns'
 // pole modulus of each one-hinge servo and spring equals that of the engine's weighted step.
 TEST(ServoReportPosWeight, FlagColumnsAreTheEnginesWeightedStep) {
@@ -186,9 +162,9 @@ TEST(ServoReportPosWeight, FlagColumnsAreTheEnginesWeightedStep) {
       EXPECT_LT(row.theta, 1);  // at these gains the weight is not backward Euler's
 
       m->opt.enableflags |= mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT;
-      double weighted = EngineModulus(m);
+      double weighted = SpectralRadius2(EngineStepMap(m, 1e-6));
       m->opt.enableflags &= ~mjENBL_POSWEIGHT;
-      double backward_euler = EngineModulus(m);
+      double backward_euler = SpectralRadius2(EngineStepMap(m, 1e-6));
       EXPECT_NEAR(row.flag.modulus, weighted, 1e-6) << "kp " << kp << " spring " << spring;
       EXPECT_GT(std::abs(weighted - backward_euler), 1e-3) << "kp " << kp;
     }

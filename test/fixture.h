@@ -13,7 +13,8 @@
 // limitations under the License.
 
 // Helpers the GoogleTest tests share (the model builders, usable without GoogleTest, are in
-// test/models.h).
+// test/models.h), and upstream's fixture: mujoco::MujocoTest, the base of the tests that must not
+// make MuJoCo warn or fail, and mujoco::SaveAndReadXml.
 
 #ifndef MJPOS_TEST_FIXTURE_H_
 #define MJPOS_TEST_FIXTURE_H_
@@ -22,13 +23,20 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 #include "engine/engine_derivative_pos.h"
 #include "engine/engine_support.h"
+#include "servo_report/one_dof.h"
 #include "test/models.h"
 
+// upstream's test/fixture.h, by its full path: its relative name is this file's
+#include MJPOS_UPSTREAM_FIXTURE_H
+
 namespace mjpos {
+
+using ::mujoco::MujocoTest;
 
 // Compiles an MJCF string; if it does not compile, the test fails with the compiler's message
 // and the model text, and the result is null.
@@ -39,6 +47,14 @@ inline ModelPtr LoadModelOrFail(const std::string& xml) {
   return m;
 }
 
+// mj_saveLastXML of the last loaded model, read back (upstream's SaveAndReadXml); fails the test
+// if no model was written, so that a test of what the text lacks cannot pass on an empty file.
+inline std::string SaveLastXml(const mjModel* m) {
+  std::string xml = ::mujoco::SaveAndReadXml(m);
+  EXPECT_THAT(xml, ::testing::HasSubstr("<mujoco")) << "mj_saveLastXML wrote no model";
+  return xml;
+}
+
 // Sets (on) or clears the enable flags `bits` of m.
 inline void SetEnable(mjModel* m, int bits, bool on) {
   if (on) {
@@ -46,6 +62,22 @@ inline void SetEnable(mjModel* m, int bits, bool on) {
   } else {
     m->opt.enableflags &= ~bits;
   }
+}
+
+// The one-step map of (q, v) of a one-dof model, target 0 (ctrl 0), recovered from mj_step:
+// column c from the reset state with qpos[0] (c = 0) or qvel[0] (c = 1) set to delta, divided by
+// delta. The engine's side of the tests of the servo report's one-dof map.
+inline Map2 EngineStepMap(const mjModel* m, double delta) {
+  Map2 map;
+  DataPtr d(mj_makeData(m));
+  for (int c = 0; c < 2; ++c) {
+    mj_resetData(m, d.get());
+    (c ? d->qvel : d->qpos)[0] = delta;
+    mj_step(m, d.get());
+    map.a[0][c] = d->qpos[0] / delta;
+    map.a[1][c] = d->qvel[0] / delta;
+  }
+  return map;
 }
 
 // K of mjd_implicitPos as a dense nv x nv matrix (row-major), and its vector output K*qvel; sets

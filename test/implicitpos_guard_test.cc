@@ -128,9 +128,11 @@ bool BitIdentical(const std::vector<mjtNum>& a, const std::vector<mjtNum>& b) {
 
 //------------------------------ the slope's input -------------------------------------------------
 
+class ImplicitPosGuardInput : public MujocoTest {};
+
 // Catches: the affine gain's input not clamped to ctrlrange, clamped with another actuator's
 // range or one bound, clamped for unlimited actuators, or clamped with clampctrl disabled.
-TEST(ImplicitPosGuardInput, ClampedControl) {
+TEST_F(ImplicitPosGuardInput, ClampedControl) {
   const double g1 = -30, b1 = -100;
   std::string actuators = "<actuator>";
   const char* range[3] = {"-0.11 0.13", "-0.17 0.19", "-0.23 0.29"};
@@ -163,7 +165,7 @@ TEST(ImplicitPosGuardInput, ClampedControl) {
 
 // Catches: a bad control (NaN) not zeroing the input of every actuator, as mj_fwdActuation
 // zeroes all controls, in the slope and in the accuracy weight.
-TEST(ImplicitPosGuardInput, BadControlZeroesEveryInput) {
+TEST_F(ImplicitPosGuardInput, BadControlZeroesEveryInput) {
   ModelPtr m = LoadModelOrFail(Model("<actuator>" + Affine("joint=\"a\"", 5, -30, -100) +
                           Affine("joint=\"b\"", 5, -20, -80) + "</actuator>"));
   ASSERT_NE(m, nullptr);
@@ -171,9 +173,10 @@ TEST(ImplicitPosGuardInput, BadControlZeroesEveryInput) {
   SetState(m.get(), d.get());
   d->ctrl[0] = 0.5;
   d->ctrl[1] = kNaN;
+  void (*warning)(const char*) = mju_user_warning;  // the fixture's
   mju_user_warning = [](const char*) {};  // mj_fwdActuation warns about the bad control
   mj_forward(m.get(), d.get());
-  mju_user_warning = nullptr;
+  mju_user_warning = warning;
   EXPECT_EQ(Slope(m.get(), d.get(), 0), -100);
   EXPECT_EQ(Slope(m.get(), d.get(), 1), -80);
   ExpectKMatchesFiniteDifference(m.get(), d.get(), "bad control");
@@ -194,7 +197,7 @@ TEST(ImplicitPosGuardInput, BadControlZeroesEveryInput) {
 // (the first), or clamping with another actuator's bounds: mj_fwdActuation zeroes every control
 // when one is bad after clamping. 1e11 is bad (beyond mjMAXVAL) unclamped and good clamped to
 // [-1, 1]; the third actuator's range [-1e12, 1e12] keeps +-1e11 bad.
-TEST(ImplicitPosGuardInput, ControlCheckedAfterClamping) {
+TEST_F(ImplicitPosGuardInput, ControlCheckedAfterClamping) {
   const double g1 = -30, b1 = -100;
   std::string actuators =
       "<actuator>" +
@@ -214,9 +217,10 @@ TEST(ImplicitPosGuardInput, ControlCheckedAfterClamping) {
     DataPtr d(mj_makeData(m.get()));
     SetState(m.get(), d.get());
     for (int u = 0; u < 3; ++u) d->ctrl[u] = c.ctrl[u];
+    void (*warning)(const char*) = mju_user_warning;  // the fixture's
     mju_user_warning = [](const char*) {};  // mj_fwdActuation warns about a bad control
     mj_forward(m.get(), d.get());
-    mju_user_warning = nullptr;
+    mju_user_warning = warning;
     for (int u = 0; u < 3; ++u) {
       double input = c.zeroed ? 0 : c.ctrl[u];
       if (!c.zeroed && c.clampctrl && m->actuator_ctrllimited[u]) {
@@ -282,7 +286,7 @@ class PoisonPastTheEnd {
 // Catches: a loop over actuators, controls or joints running one past the end (i <= nu,
 // k <= nu, j <= njnt), or mjd_posWeight accepting the id nu or njnt: each reads an element that
 // does not exist.
-TEST(ImplicitPosGuardInput, ReadsNothingPastTheEnd) {
+TEST_F(ImplicitPosGuardInput, ReadsNothingPastTheEnd) {
   ModelPtr m = LoadModelOrFail(Model("<actuator>" + Affine("joint=\"a\"", 5, -30, -100) +
                           Affine("joint=\"b\"", 5, -20, -80) + "</actuator>"));
   ASSERT_NE(m, nullptr);
@@ -313,7 +317,7 @@ TEST(ImplicitPosGuardInput, ReadsNothingPastTheEnd) {
 
 // Catches: the activation of actuator i read at a wrong index when stateless actuators come
 // first (act index i - (nu - na)).
-TEST(ImplicitPosGuardInput, ActivationIndex) {
+TEST_F(ImplicitPosGuardInput, ActivationIndex) {
   ModelPtr m = LoadModelOrFail(Model("<actuator>" + Affine("joint=\"a\"", 5, -30, -100) +
                           Affine("joint=\"c\"", 5, -40, -90) +
                           Affine("joint=\"b\"", 5, -20, -80,
@@ -334,9 +338,11 @@ TEST(ImplicitPosGuardInput, ActivationIndex) {
 
 //------------------------------ gain and bias -----------------------------------------------------
 
+class ImplicitPosGuardSlope : public MujocoTest {};
+
 // Catches: gainprm[1] added for a fixed gain (which ignores it), the affine term skipped when
 // gainprm[0] is 0 or gainprm[1] is 1, and an affine gain without bias skipped as a motor.
-TEST(ImplicitPosGuardSlope, GainAndBiasTerms) {
+TEST_F(ImplicitPosGuardSlope, GainAndBiasTerms) {
   ModelPtr m = LoadModelOrFail(Model(
       "<actuator>"
       "<general joint=\"a\" gainprm=\"50 7 0\" biastype=\"affine\" biasprm=\"0 -50 -1\"/>" +
@@ -358,7 +364,7 @@ TEST(ImplicitPosGuardSlope, GainAndBiasTerms) {
 
 // Catches: an actuator taken as affine when only its gain or only its bias is (user gain or
 // bias: left explicit).
-TEST(ImplicitPosGuardSlope, UserGainOrBiasIsExcluded) {
+TEST_F(ImplicitPosGuardSlope, UserGainOrBiasIsExcluded) {
   const std::vector<std::string> actuators = {
       "<general joint=\"a\" gaintype=\"user\" biastype=\"affine\" biasprm=\"0 -100 -1\"/>",
       "<general joint=\"a\" gaintype=\"affine\" gainprm=\"5 -30 0\" biastype=\"user\"/>",
@@ -379,7 +385,7 @@ TEST(ImplicitPosGuardSlope, UserGainOrBiasIsExcluded) {
 
 // Catches: a slope that is positive but below 1, -inf, or too stiff for the factorization taken
 // as restoring; a restoring one left out.
-TEST(ImplicitPosGuardSlope, SignAndFiniteness) {
+TEST_F(ImplicitPosGuardSlope, SignAndFiniteness) {
   ModelPtr m =
       LoadModelOrFail(Model("<actuator>" + Affine("joint=\"a\"", 5, 0, -1) + "</actuator>"));
   ASSERT_NE(m, nullptr);
@@ -418,7 +424,7 @@ double StiffnessAtTheBound(double h) {
 // Catches: the stiffness bound h^2 |slope| <= mjMAXVAL (h^2 k for springs) made exclusive or
 // dropped, or a negative spring taken into K: a servo or spring exactly on the bound is in K, with
 // its weight under mjENBL_POSWEIGHT; a spring just past it, or negative, is not.
-TEST(ImplicitPosGuardSlope, StiffnessBoundIsInclusive) {
+TEST_F(ImplicitPosGuardSlope, StiffnessBoundIsInclusive) {
   ModelPtr m =
       LoadModelOrFail(Model("<actuator>" + Affine("joint=\"a\"", 5, 0, -1) + "</actuator>"));
   ASSERT_NE(m, nullptr);
@@ -448,7 +454,7 @@ TEST(ImplicitPosGuardSlope, StiffnessBoundIsInclusive) {
 
 // Catches: a spring scope that differs from the springs mjd_implicitPos takes into K (the servo
 // report asks mjd_jointPosScope): each verdict, and K's diagonal for each joint, agree.
-TEST(ImplicitPosGuardSlope, JointScopeIsTheSpringsInK) {
+TEST_F(ImplicitPosGuardSlope, JointScopeIsTheSpringsInK) {
   ModelPtr m = LoadModelOrFail(
       "<mujoco><option timestep=\"0.005\"/><worldbody><body><joint name=\"h\"/>"
       "<geom size=\".1\"/><body pos=\".3 0 0\"><joint type=\"slide\"/><geom size=\".1\"/>"
@@ -486,9 +492,11 @@ TEST(ImplicitPosGuardSlope, JointScopeIsTheSpringsInK) {
 
 //------------------------------ force range -------------------------------------------------------
 
+class ImplicitPosGuardScope : public MujocoTest {};
+
 // Catches: the clamp test reading another actuator's force range, or missing a force exactly on
 // its lower or upper bound.
-TEST(ImplicitPosGuardScope, ForceRangePerActuatorAndBounds) {
+TEST_F(ImplicitPosGuardScope, ForceRangePerActuatorAndBounds) {
   const double range[3][2] = {{-100, 2}, {-3, 50}, {-40, 1.5}};
   std::string actuators = "<actuator>";
   for (int i = 0; i < 3; ++i) {
@@ -517,7 +525,7 @@ TEST(ImplicitPosGuardScope, ForceRangePerActuatorAndBounds) {
 //------------------------------ transmissions -----------------------------------------------------
 
 // Catches: jointinparent transmissions left out of scope.
-TEST(ImplicitPosGuardScope, JointInParentIsInScope) {
+TEST_F(ImplicitPosGuardScope, JointInParentIsInScope) {
   ModelPtr m = LoadModelOrFail(Model("<actuator><general jointinparent=\"b\" gainprm=\"300\" "
                           "biastype=\"affine\" biasprm=\"0 -300 -1\" gear=\"1.5\"/></actuator>"));
   ASSERT_NE(m, nullptr);
@@ -530,7 +538,7 @@ TEST(ImplicitPosGuardScope, JointInParentIsInScope) {
 }
 
 // Catches: a fixed tendon of a single joint left out of scope.
-TEST(ImplicitPosGuardScope, OneJointFixedTendonIsInScope) {
+TEST_F(ImplicitPosGuardScope, OneJointFixedTendonIsInScope) {
   ModelPtr m = LoadModelOrFail(
       Model("<tendon><fixed name=\"t\"><joint joint=\"b\" coef=\"-0.7\"/></fixed>"
             "</tendon><actuator>" + Affine("tendon=\"t\"", 5, 0, -300) + "</actuator>"));
@@ -544,7 +552,7 @@ TEST(ImplicitPosGuardScope, OneJointFixedTendonIsInScope) {
 
 // Catches: a joint servo run through the fixed-tendon code as well (its joint is on a tendon whose
 // index equals the joint's), adding its term twice.
-TEST(ImplicitPosGuardScope, JointServoBesideTendonOverItsJoint) {
+TEST_F(ImplicitPosGuardScope, JointServoBesideTendonOverItsJoint) {
   ModelPtr m = LoadModelOrFail(Model("<tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/>"
                           "<joint joint=\"b\" coef=\"0.5\"/></fixed></tendon><actuator>" +
                           Affine("joint=\"a\"", 5, 0, -300) + Affine("joint=\"b\"", 5, 0, -200) +
@@ -561,7 +569,7 @@ TEST(ImplicitPosGuardScope, JointServoBesideTendonOverItsJoint) {
 
 // Catches: a fixed tendon over a ball joint (the compiler accepts one) taken into scope because
 // only the tendon's first joint was checked for a hinge or slide.
-TEST(ImplicitPosGuardScope, FixedTendonOverBallJointIsExcluded) {
+TEST_F(ImplicitPosGuardScope, FixedTendonOverBallJointIsExcluded) {
   ModelPtr m = LoadModelOrFail(
       "<mujoco>\n"
       "  <option integrator=\"implicit\" timestep=\"0.005\" gravity=\"0 0 0\"/>\n"
@@ -586,10 +594,12 @@ TEST(ImplicitPosGuardScope, FixedTendonOverBallJointIsExcluded) {
 
 //------------------------------ mj_inverse with activations ---------------------------------------
 
+class ImplicitPosGuardInverse : public MujocoTest {};
+
 // Catches: mj_inverse (invdiscrete and implicitpos) not restoring the caller's act_dot,
 // actuator_force or qfrc_actuator when actuators have activations (na > 0), e.g. a save area
 // too small, which mj_fwdActuation's own scratch then overwrites.
-TEST(ImplicitPosGuardInverse, ActuationOutputsRestoredWithActivations) {
+TEST_F(ImplicitPosGuardInverse, ActuationOutputsRestoredWithActivations) {
   ModelPtr m = LoadModelOrFail(Model("<actuator>" + Affine("joint=\"a\"", 5, -30, -100) +
                           Affine("joint=\"c\"", 5, -40, -90) +
                           Affine("joint=\"b\"", 5, -20, -80,
@@ -640,7 +650,7 @@ DataPtr ArmToInvert(const mjModel* m) {
 
 // Catches: Euler without dof damping run through the conversion anyway (M^-1 (M qacc) is qacc
 // only to rounding; the documented behaviour is qacc unchanged, bit for bit).
-TEST(ImplicitPosGuardInverse, EulerWithoutDampingIsUntouched) {
+TEST_F(ImplicitPosGuardInverse, EulerWithoutDampingIsUntouched) {
   std::string error;
   ModelPtr m(LoadServoHumanoid(MJPOS_MODEL_DIR "/humanoid/humanoid.xml", 100, 5, &error));
   ASSERT_NE(m, nullptr) << error;
@@ -656,17 +666,18 @@ TEST(ImplicitPosGuardInverse, EulerWithoutDampingIsUntouched) {
 // as it does under a user handler that returns).
 class ErrorCapture {
  public:
-  ErrorCapture() {
+  ErrorCapture() : previous_(mju_user_error) {
     last_ = &message;
     mju_user_error = [](const char* msg) { *last_ = msg; };
   }
   ~ErrorCapture() {
-    mju_user_error = nullptr;
+    mju_user_error = previous_;  // the fixture's
     last_ = nullptr;
   }
   std::string message;
 
  private:
+  void (*previous_)(const char*);
   static std::string* last_;
 };
 std::string* ErrorCapture::last_ = nullptr;
@@ -674,7 +685,7 @@ std::string* ErrorCapture::last_ = nullptr;
 // Catches: the conversion leaving its scratch on the MuJoCo stack (d->pstack is reset by the
 // caller, but everything after it then runs higher: maxuse_stack grows) on any of its exits:
 // Euler with damping, Euler without (early return), RK4 (the error exit).
-TEST(ImplicitPosGuardInverse, ConversionFreesItsStack) {
+TEST_F(ImplicitPosGuardInverse, ConversionFreesItsStack) {
   ModelPtr m = LoadModelOrFail(ChainXml(3, 50, 2, 0.005, "Euler"));
   ASSERT_NE(m, nullptr);
   DataPtr d = ArmToInvert(m.get());
@@ -699,7 +710,7 @@ TEST(ImplicitPosGuardInverse, ConversionFreesItsStack) {
 
 // Catches: mj_inverse going on with the discrete conversion after the RK4 error when the error
 // handler returns: qacc is then read as continuous-time, as without the flag.
-TEST(ImplicitPosGuardInverse, Rk4ErrorFallsBackToContinuousTime) {
+TEST_F(ImplicitPosGuardInverse, Rk4ErrorFallsBackToContinuousTime) {
   ModelPtr m = LoadModelOrFail(ChainXml(3, 50, 2, 0.005, "RK4"));
   ASSERT_NE(m, nullptr);
   DataPtr d = ArmToInvert(m.get());
@@ -716,7 +727,7 @@ TEST(ImplicitPosGuardInverse, Rk4ErrorFallsBackToContinuousTime) {
 
 // Catches: the scope of K in the conversion reading the caller's actuator_force instead of the
 // force of the state being inverted (a servo whose stale force sits on its forcerange clamp).
-TEST(ImplicitPosGuardInverse, ScopeReadsTheStatesForce) {
+TEST_F(ImplicitPosGuardInverse, ScopeReadsTheStatesForce) {
   ModelPtr m = LoadModelOrFail(ChainXml(3, 50, 2, 0.005));
   ASSERT_NE(m, nullptr);
   for (int i = 0; i < m->nu; ++i) {
@@ -734,7 +745,7 @@ TEST(ImplicitPosGuardInverse, ScopeReadsTheStatesForce) {
 // Catches: mj_compareFwdInv (fwdinv) running the discrete conversion, skipping the inverse, or
 // recomputing sensors: its statistics are those of the stock continuous-time inverse, and the
 // forward pass's sensors stay as they are.
-TEST(ImplicitPosGuardInverse, FwdinvComparesContinuousTime) {
+TEST_F(ImplicitPosGuardInverse, FwdinvComparesContinuousTime) {
   // two coupled joints past their limits, one PGS iteration: the forward pass's constraint
   // forces are not the inverse's
   std::string xml = ChainXml(2, 400, 1, 0.01);
@@ -960,10 +971,12 @@ std::vector<double> Unit(int nv, int dof) {
   return e;
 }
 
+class ImplicitPosGuardWeight : public MujocoTest {};
+
 // Catches: a change to the weight lookup (grid, clamps, row search, interpolation, the
 // non-finite guard) or to the table, for joint springs over h w_n 0.01 ... 1e4 and zeta 0 ... 5,
 // including nodes, both ends and beyond.
-TEST(ImplicitPosGuardWeight, SpringWeightIsTheTableLookup) {
+TEST_F(ImplicitPosGuardWeight, SpringWeightIsTheTableLookup) {
   WeightTable t = ReadWeightTable();
   ASSERT_EQ(t.theta.size(), t.zeta.size());
   ASSERT_GE(t.zeta.size(), 3u);
@@ -1008,7 +1021,7 @@ TEST(ImplicitPosGuardWeight, SpringWeightIsTheTableLookup) {
 // overflowing while zeta stays finite (an actuator geared by 1e150, zeta high enough that the
 // table's last column is not 1), and h w_n underflowing to 0 (a spring on a hinge of inertia
 // 1e300, where the lookup starts at the table's first column).
-TEST(ImplicitPosGuardWeight, ExtremeInverseInertia) {
+TEST_F(ImplicitPosGuardWeight, ExtremeInverseInertia) {
   WeightTable t = ReadWeightTable();
   ASSERT_GE(t.zeta.size(), 3u);
   for (double zeta : {1.0, 3.0}) {
@@ -1053,7 +1066,7 @@ TEST(ImplicitPosGuardWeight, ExtremeInverseInertia) {
 // damping, none with passive forces disabled), a dof's servos and spring not gathered into one
 // term, or a weight applied to K other than per term. Fresh, and with the model's inverse
 // weights made stale by 30x (Lighten), where the floor decides.
-TEST(ImplicitPosGuardWeight, ActuatorAndSpringWeightsInK) {
+TEST_F(ImplicitPosGuardWeight, ActuatorAndSpringWeightsInK) {
   WeightTable t = ReadWeightTable();
   ASSERT_GE(t.zeta.size(), 3u);
   const std::string xml =
@@ -1184,7 +1197,7 @@ TEST(ImplicitPosGuardWeight, ActuatorAndSpringWeightsInK) {
 // The model's inverse weights are made stale by 30x so that the floor, from the current one,
 // decides; tendon t has a dof without armature (no bound); tendon u (coefficient 2, armature most
 // of its inertia, kp 12: h w_n 0.3 at qpos0) needs the armature bound right to within 4x.
-TEST(ImplicitPosGuardWeight, TendonInverseInertiaOnItsOwnChain) {
+TEST_F(ImplicitPosGuardWeight, TendonInverseInertiaOnItsOwnChain) {
   WeightTable t = ReadWeightTable();
   ASSERT_GE(t.zeta.size(), 3u);
   ModelPtr m = LoadModelOrFail(
@@ -1252,7 +1265,7 @@ void ExpectStaysInItsStack(mjData* d, const std::function<void()>& call, const s
 // is written (the cache not cleared): each call gives the same result on a stack full of junk
 // (4321.5, which a stale cache would take for an inverse inertia) as on a cleared one (-1). The
 // model's inverse weights are made stale (Lighten) so that the current inertias decide.
-TEST(ImplicitPosGuardWeight, ScratchStaysOnItsStack) {
+TEST_F(ImplicitPosGuardWeight, ScratchStaysOnItsStack) {
   ModelPtr m = LoadModelOrFail(GearTendonArmXml(300, 1, 0.005));
   ASSERT_NE(m, nullptr);
   Lighten(m.get(), 30);
@@ -1294,7 +1307,7 @@ TEST(ImplicitPosGuardWeight, ScratchStaysOnItsStack) {
 // Catches: weights given to terms outside the scope of K (out-of-range ids, ball joints, a
 // motor, an unknown object type) or to a tendon servo that sees no inertia (gear 0, inverse
 // weight 0): 1; a joint servo of gear 0 has its joint's weight.
-TEST(ImplicitPosGuardWeight, OutOfScopeIsOne) {
+TEST_F(ImplicitPosGuardWeight, OutOfScopeIsOne) {
   ModelPtr m = LoadModelOrFail(
       "<mujoco><option timestep=\"0.005\"/><worldbody><body><joint name=\"h\" stiffness=\"50\"/>"
       "<geom size=\".1\"/><body pos=\".3 0 0\"><joint name=\"ball\" type=\"ball\" "

@@ -97,8 +97,10 @@ void ExpectKMatchesFiniteDifference(const std::string& name, const std::string& 
   }
 }
 
+class ImplicitPosK : public MujocoTest {};
+
 // Catches: a wrong kp*gear^2 term, a dropped gear, or stiffness of hinges and slides missing.
-TEST(ImplicitPosK, JointServosWithGearsAndStiffness) {
+TEST_F(ImplicitPosK, JointServosWithGearsAndStiffness) {
   for (double kp : {10.0, 1e3, 1e5}) {
     ExpectKMatchesFiniteDifference(
         "kp " + std::to_string(kp),
@@ -109,7 +111,7 @@ TEST(ImplicitPosK, JointServosWithGearsAndStiffness) {
 
 // Catches: the affine-gain part of the slope (gainprm[1]*input) dropped or with a wrong input,
 // for actuators driven by ctrl.
-TEST(ImplicitPosK, AffineGainDrivenByCtrl) {
+TEST_F(ImplicitPosK, AffineGainDrivenByCtrl) {
   for (double kp : {10.0, 1e3, 1e5}) {
     ExpectKMatchesFiniteDifference(
         "kp " + std::to_string(kp),
@@ -120,7 +122,7 @@ TEST(ImplicitPosK, AffineGainDrivenByCtrl) {
 
 // Catches: the input of the affine gain read from ctrl where the actuator has dynamics (its
 // input is act), for integrator and filter dynamics.
-TEST(ImplicitPosK, AffineGainDrivenByAct) {
+TEST_F(ImplicitPosK, AffineGainDrivenByAct) {
   for (double kp : {10.0, 1e3, 1e5}) {
     ExpectKMatchesFiniteDifference(
         "kp " + std::to_string(kp),
@@ -131,7 +133,7 @@ TEST(ImplicitPosK, AffineGainDrivenByAct) {
 }
 
 // Catches: a wrong tendon block kp*gear^2*m'm or its shift, on a fixed tendon along one chain.
-TEST(ImplicitPosK, FixedTendonOnChain) {
+TEST_F(ImplicitPosK, FixedTendonOnChain) {
   const std::string tendon =
       "  <tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1.3\"/><joint joint=\"b\" "
       "coef=\"0.5\"/><joint joint=\"c\" coef=\"-0.25\"/></fixed></tendon>\n";
@@ -145,7 +147,7 @@ TEST(ImplicitPosK, FixedTendonOnChain) {
 // Catches: a fixed tendon that lists a joint twice taken into K. MuJoCo 2.2.2's tendon moment
 // keeps the joint's last coefficient while the length sums them, so the force is not the
 // gradient of a potential: such a tendon is out of scope, and K holds the joint springs alone.
-TEST(ImplicitPosK, FixedTendonWithRepeatedJointOutOfScope) {
+TEST_F(ImplicitPosK, FixedTendonWithRepeatedJointOutOfScope) {
   const std::string tendon =
       "  <tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"b\" "
       "coef=\"0.5\"/><joint joint=\"a\" coef=\"0.3\"/></fixed></tendon>\n";

@@ -23,10 +23,11 @@
 #include <string>
 #include <vector>
 
-#include <Eigen/Dense>
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 #include "engine/engine_derivative_pos.h"
+#include "servo_report/one_dof.h"
+#include "test/fixture.h"
 #include "test/models.h"
 
 namespace mjpos {
@@ -76,16 +77,8 @@ class Hinge {
   // spectral radius of the one-step map of (q, v), target 0, from unit-scaled columns
   double SpectralRadius(Scheme s) {
     SetScheme(m_.get(), s);
-    const double scale = 1e-9;  // small enough to stay below the acceleration check
-    Eigen::Matrix2d a;
-    for (int c = 0; c < 2; ++c) {
-      mj_resetData(m_.get(), d_.get());
-      (c ? d_->qvel : d_->qpos)[0] = scale;
-      mj_step(m_.get(), d_.get());
-      a(0, c) = d_->qpos[0] / scale;
-      a(1, c) = d_->qvel[0] / scale;
-    }
-    return a.eigenvalues().cwiseAbs().maxCoeff();
+    // columns of 1e-9: small enough to stay below the acceleration check
+    return SpectralRadius2(EngineStepMap(m_.get(), 1e-9));
   }
 
   // the exact inertia about the axis (armature and the body's own)
@@ -119,9 +112,11 @@ double RatioToBest(Hinge* hinge, double hw, double zeta, double h, double* to_be
   return mode / best;
 }
 
+class PosWeight : public MujocoTest {};
+
 // Catches: weights that make the mode less accurate than stock or backward Euler on the
 // acceptance grid, or not clearly better than backward Euler in the band h w_n in [0.5, 3].
-TEST(PosWeight, NeverLessAccurateOnTheGrid) {
+TEST_F(PosWeight, NeverLessAccurateOnTheGrid) {
   Hinge hinge;
   std::vector<double> band;
   double worst = 0;
@@ -143,7 +138,7 @@ TEST(PosWeight, NeverLessAccurateOnTheGrid) {
 }
 
 // Catches: weights that fail between the grid's points (the table's interpolation).
-TEST(PosWeight, NeverLessAccurateBetweenThePoints) {
+TEST_F(PosWeight, NeverLessAccurateBetweenThePoints) {
   Hinge hinge;
   double worst = 0;
   for (double zeta = 0; zeta <= 2.0001; zeta += 0.1) {
@@ -159,7 +154,7 @@ TEST(PosWeight, NeverLessAccurateBetweenThePoints) {
 
 // Catches: a weight below the stability bound, or zero (an undamped servo would then keep its
 // energy): one dof, kp 1e-3 ... 1e12, kv >= 0, h = 1, 2, 5, 10 ms.
-TEST(PosWeight, OneDofStableForEveryGain) {
+TEST_F(PosWeight, OneDofStableForEveryGain) {
   Hinge hinge;
   mjModel* m = hinge.model();
   double inertia = hinge.Inertia();
@@ -174,7 +169,7 @@ TEST(PosWeight, OneDofStableForEveryGain) {
         double radius = hinge.SpectralRadius(kWeighted);
         EXPECT_LT(radius, 1) << "kp " << kp << " kv " << kv << " h " << h;
         // the bound is not vacuous: stock is unstable above its cap
-        if (h * h * kp > 1.5 * (4 * inertia + 2 * h * kv)) {
+        if (kp > 1.5 * OneDofCap(mjINT_IMPLICIT, h, inertia, kv, 0)) {
           EXPECT_GT(hinge.SpectralRadius(kStock), 1) << "kp " << kp << " kv " << kv;
         }
       }
@@ -193,7 +188,7 @@ double HingeWeight(Hinge* hinge, double hw, double zeta) {
 
 // Catches: a broken table lookup (a wrong grid value of zeta or h w_n, a wrong row or column):
 // the weight is continuous in both, across every row and column of the table.
-TEST(PosWeight, WeightContinuousInBothArguments) {
+TEST_F(PosWeight, WeightContinuousInBothArguments) {
   Hinge hinge;
   for (double hw : {0.07, 0.3, 1.0, 2.5, 6.0}) {
     double last = HingeWeight(&hinge, hw, 0);
@@ -217,7 +212,7 @@ TEST(PosWeight, WeightContinuousInBothArguments) {
 
 // Catches: the damping of an affine gain's velocity term (gainprm[2] * input) taken with the
 // wrong sign or left out of zeta: it weighs like the same damping in the bias.
-TEST(PosWeight, GainVelocityTermIsDamping) {
+TEST_F(PosWeight, GainVelocityTermIsDamping) {
   const double kp = 300, kv = 0.8, input = 0.5;
   ModelPtr bias(LoadXmlString(OneHingeXml(kInertia, kp, kv, 0.005)));
   ModelPtr gain(LoadXmlString(OneHingeXml(kInertia, kp, 0, 0.005)));
@@ -240,7 +235,7 @@ TEST(PosWeight, GainVelocityTermIsDamping) {
 // Catches: an id outside the model read as an actuator or joint (out of bounds), or a joint id
 // read as an actuator's: such a term has weight 1, as one outside the scope of K; the terms on
 // one dof weighted apart.
-TEST(PosWeight, WeightOfAnIdOutsideTheModelIsOne) {
+TEST_F(PosWeight, WeightOfAnIdOutsideTheModelIsOne) {
   ModelPtr m(LoadXmlString(OneHingeXml(kInertia, 300, 0.1, 0.005)));
   DataPtr d(mj_makeData(m.get()));
   mj_forward(m.get(), d.get());
@@ -323,14 +318,12 @@ double TransitionRadius(mjModel* m, Scheme s) {
   int n = 2 * m->nv + m->na;
   std::vector<mjtNum> a(n * n);
   mjd_transitionFD(m, d.get(), 1e-7, 1, a.data(), nullptr, nullptr, nullptr);
-  Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> am(
-      a.data(), n, n);
-  return am.eigenvalues().cwiseAbs().maxCoeff();
+  return SpectralRadius(a.data(), n);
 }
 
 // Catches: per-term weights that destabilise a coupled system (terms weighted below 1/2 are
 // only conditionally stable on their own): 200 random chains with gears and fixed tendons.
-TEST(PosWeight, RandomChainsStable) {
+TEST_F(PosWeight, RandomChainsStable) {
   std::mt19937 rng(20261202);
   int chains = 0, stock_unstable = 0;
   for (int c = 0; c < 200; ++c) {
@@ -350,7 +343,7 @@ TEST(PosWeight, RandomChainsStable) {
 
 // Catches: weights that destabilise the coupled servo humanoid (kv 0, contact off and on; 2 s
 // from small joint velocities) or the test suite's arms, anywhere on kp 1 ... 1e12.
-TEST(PosWeight, HumanoidAndArmsStableToTheGridTop) {
+TEST_F(PosWeight, HumanoidAndArmsStableToTheGridTop) {
   for (int k = 0; k <= 12; ++k) {
     double kp = std::pow(10.0, k);
     for (bool contact : {false, true}) {
@@ -381,7 +374,7 @@ TEST(PosWeight, HumanoidAndArmsStableToTheGridTop) {
 
 // Catches: a weighted shift or matrix that moves the steady state: under a constant load (a
 // constant applied torque and gravity on the arm) the mode settles where stock does.
-TEST(PosWeight, StaticsEqualStock) {
+TEST_F(PosWeight, StaticsEqualStock) {
   for (double kp : {10.0, 30.0}) {
     std::string error;
     ModelPtr m(LoadXmlString(GearTendonArmXml(kp, 1, 0.005), &error));
@@ -402,7 +395,7 @@ TEST(PosWeight, StaticsEqualStock) {
 
 // Catches: mj_inverse under invdiscrete not mirroring the weights: the forces it returns for the
 // step's discrete acceleration are the ones that were applied.
-TEST(PosWeight, DiscreteInverseMirrorsTheWeights) {
+TEST_F(PosWeight, DiscreteInverseMirrorsTheWeights) {
   std::string error;
   ModelPtr m(LoadXmlString(GearTendonArmXml(3e4, 0.5, 0.005), &error));
   ASSERT_NE(m, nullptr) << error;
@@ -436,7 +429,7 @@ TEST(PosWeight, DiscreteInverseMirrorsTheWeights) {
 }
 
 // Catches: the mode acting without mjENBL_IMPLICITPOS (documented as a no-op), or under Euler.
-TEST(PosWeight, NoEffectWithoutImplicitPos) {
+TEST_F(PosWeight, NoEffectWithoutImplicitPos) {
   std::string error;
   ModelPtr m(LoadXmlString(GearTendonArmXml(300, 0.5, 0.005), &error));
   ASSERT_NE(m, nullptr) << error;

@@ -142,8 +142,10 @@ TEST(ImplicitPosIntegrators, EulerAndRk4IgnoreFlag) {
   EXPECT_EQ(checked, 2 * static_cast<int>(xmls.size()));
 }
 
+class ImplicitPosDisable : public MujocoTest {};
+
 // Catches: stiffness added although actuation or passive forces are disabled.
-TEST(ImplicitPosDisable, DisabledForcesAddNoStiffness) {
+TEST_F(ImplicitPosDisable, DisabledForcesAddNoStiffness) {
   ModelPtr m = LoadModelOrFail(ChainXml(3, 1e5, 1, 0.005));
   ASSERT_NE(m, nullptr);
   m->opt.disableflags |= mjDSBL_ACTUATION;

@@ -16,6 +16,7 @@
 // stability beyond the stock cap, a multi-link arm against an independent dense solve, joint
 // stiffness, fixed tendons, the reused factorization, the acceleration check and bad gains.
 
+#include <array>
 #include <cmath>
 #include <complex>
 #include <cstdio>
@@ -30,6 +31,7 @@
 #include <mujoco/mujoco.h>
 #include "engine/engine_derivative_pos.h"
 #include "engine/engine_forward.h"
+#include "servo_report/one_dof.h"
 #include "test/fixture.h"
 #include "test/models.h"
 
@@ -55,53 +57,6 @@ OneStep ClosedForm(double inertia, double kp, double kv, double h, double q0, do
   s.qvel = v0 + h * s.qacc;
   s.qpos = q0 + h * s.qvel;
   return s;
-}
-
-// one-step map of (q - target, v) recovered from the simulator, from two small initial states
-struct Map2 {
-  double a[2][2];
-};
-Map2 SimulatedMap(const mjModel* m, double delta) {
-  Map2 map;
-  DataPtr d(mj_makeData(m));
-  for (int col = 0; col < 2; ++col) {
-    mj_resetData(m, d.get());
-    d->ctrl[0] = 0;
-    d->qpos[0] = col == 0 ? delta : 0;
-    d->qvel[0] = col == 1 ? delta : 0;
-    mj_step(m, d.get());
-    map.a[0][col] = d->qpos[0] / delta;
-    map.a[1][col] = d->qvel[0] / delta;
-  }
-  return map;
-}
-
-Map2 ClosedFormMap(double inertia, double kp, double kv, double h, bool implicitpos) {
-  // stock: kp explicit (qacc = (-kp q - kv v)/(I + h kv)); flag: both implicit
-  double den = inertia + h * kv + (implicitpos ? h * h * kp : 0);
-  double aq = -kp / den, av = -(kv + (implicitpos ? h * kp : 0)) / den;
-  Map2 map;
-  map.a[1][0] = h * aq;
-  map.a[1][1] = 1 + h * av;
-  map.a[0][0] = 1 + h * map.a[1][0];
-  map.a[0][1] = h * map.a[1][1];
-  return map;
-}
-
-std::complex<double> Eig(const Map2& map, int which) {
-  double tr = map.a[0][0] + map.a[1][1];
-  double det = map.a[0][0] * map.a[1][1] - map.a[0][1] * map.a[1][0];
-  std::complex<double> disc = std::sqrt(std::complex<double>(tr * tr / 4 - det));
-  return tr / 2 + (which ? -disc : disc);
-}
-
-double SpectralRadius(const Map2& map) {
-  return std::max(std::abs(Eig(map, 0)), std::abs(Eig(map, 1)));
-}
-
-// largest kp of the stock one-hinge cap, h^2 kp < 4I + 2h kv
-double StockCap(double inertia, double kv, double h) {
-  return (4 * inertia + 2 * h * kv) / (h * h);
 }
 
 //------------------------------ one hinge ---------------------------------------------------------
@@ -171,10 +126,12 @@ TEST_P(OneHingeTest, PolesMatchClosedFormMap) {
     }
     for (bool on : {false, true}) {
       SetEnable(m.get(), mjENBL_IMPLICITPOS, on);
-      Map2 sim = SimulatedMap(m.get(), 1e-6);
-      Map2 ref = ClosedFormMap(inertia, kp, kKv, h, on);
+      Map2 sim = EngineStepMap(m.get(), 1e-6);
+      // the closed form (the servo report's): stock kp explicit, qacc = (-kp q - kv v)/(I + h kv);
+      // flag both implicit
+      Map2 ref = OneDofStep(mjINT_IMPLICIT, on, h, inertia, kp, kKv, 0);
       // characteristic polynomial: trace and determinant, to rounding
-      double scale = std::max(1.0, SpectralRadius(ref));
+      double scale = std::max(1.0, SpectralRadius2(ref));
       double tr_s = sim.a[0][0] + sim.a[1][1], tr_r = ref.a[0][0] + ref.a[1][1];
       double det_s = sim.a[0][0] * sim.a[1][1] - sim.a[0][1] * sim.a[1][0];
       double det_r = ref.a[0][0] * ref.a[1][1] - ref.a[0][1] * ref.a[1][0];
@@ -182,12 +139,12 @@ TEST_P(OneHingeTest, PolesMatchClosedFormMap) {
       EXPECT_LE(std::abs(det_s - det_r), 1e-9 * scale * scale) << "kp=" << kp << " flag=" << on;
 
       // eigenvalues: a near-double root is square-root conditioned, hence the looser bound
+      std::array<std::complex<double>, 2> zs = Eigenvalues2(sim), zr = Eigenvalues2(ref);
       for (int k = 0; k < 2; ++k) {
-        std::complex<double> zs = Eig(sim, k), zr = Eig(ref, k);
-        EXPECT_LE(std::abs(zs - zr), 1e-6 * scale) << "kp=" << kp << " flag=" << on;
+        EXPECT_LE(std::abs(zs[k] - zr[k]), 1e-6 * scale) << "kp=" << kp << " flag=" << on;
       }
       if (on) {
-        EXPECT_LT(SpectralRadius(sim), 1.0) << "kp=" << kp;
+        EXPECT_LT(SpectralRadius2(sim), 1.0) << "kp=" << kp;
       }
     }
   }
@@ -197,11 +154,11 @@ TEST_P(OneHingeTest, PolesMatchClosedFormMap) {
 // Catches: a flag that leaves the stock cap in place, or a mis-stated cap.
 TEST_P(OneHingeTest, StockCapAndFlagBounded) {
   const double h = GetParam();
-  double cap = StockCap(kInertia, kKv, h);
+  double cap = OneDofCap(mjINT_IMPLICIT, h, kInertia, kKv, 0);
   for (double factor : {0.99, 1.01}) {
     ModelPtr m = LoadModelOrFail(OneHingeXml(kInertia, factor * cap, kKv, h));
     SetEnable(m.get(), mjENBL_IMPLICITPOS, false);
-    EXPECT_EQ(SpectralRadius(SimulatedMap(m.get(), 1e-6)) > 1, factor > 1) << factor;
+    EXPECT_EQ(SpectralRadius2(EngineStepMap(m.get(), 1e-6)) > 1, factor > 1) << factor;
   }
 
   // 10000 steps from a small error: stock above the cap grows, the flag stays bounded
@@ -278,11 +235,11 @@ TEST(ImplicitPosSpring, OneStepMatchesClosedFormAndStable) {
     }
 
     // beyond the stock cap: stock unstable, flag stable
-    double k = 10 * StockCap(kInertia, kKv, h);
+    double k = 10 * OneDofCap(mjINT_IMPLICIT, h, kInertia, kKv, 0);
     ModelPtr m = LoadModelOrFail(OneHingeSpringXml(kInertia, k, kKv, h));
     for (bool on : {false, true}) {
       SetEnable(m.get(), mjENBL_IMPLICITPOS, on);
-      EXPECT_EQ(SpectralRadius(SimulatedMap(m.get(), 1e-6)) < 1, on) << h;
+      EXPECT_EQ(SpectralRadius2(EngineStepMap(m.get(), 1e-6)) < 1, on) << h;
       DataPtr d(mj_makeData(m.get()));
       d->qpos[0] = 1e-5;
       bool stable = StepStable(m.get(), d.get(), 10000) && std::abs(d->qpos[0]) < 1e-5;
@@ -379,8 +336,10 @@ StepPair StepFromArmState(const mjModel* m) {
   return s;
 }
 
+class ImplicitPosArm : public MujocoTest {};
+
 // Catches: a wrong K block or shift on a coupled chain (each term dropped in turn).
-TEST(ImplicitPosArm, OneStepMatchesDenseSolve) {
+TEST_F(ImplicitPosArm, OneStepMatchesDenseSolve) {
   const double h = 5e-3;
   for (double kp : {1e2, 1e4, 1e6}) {
     ModelPtr m = LoadModelOrFail(ChainXml(4, kp, 1.0, h));
@@ -408,7 +367,7 @@ TEST(ImplicitPosArm, OneStepMatchesDenseSolve) {
 
 // a fixed tendon along one chain: K = kp m'm is dense on the tendon's dofs
 // Catches: a wrong dense tendon block kp*m'm or its shift.
-TEST(ImplicitPosArm, FixedTendonOnChainMatchesDenseSolve) {
+TEST_F(ImplicitPosArm, FixedTendonOnChainMatchesDenseSolve) {
   std::string xml = ChainXml(3, 1.0, 0.0, 5e-3);
   // drive the three joints through one fixed tendon instead of three joint servos
   size_t a = xml.find("  <actuator>");
@@ -453,10 +412,12 @@ TEST(ImplicitPosBadGains, TooStiffLeftExplicit) {
 
 //------------------------------ reused factorization ----------------------------------------------
 
+class ImplicitPosSkip : public MujocoTest {};
+
 // mj_implicitSkip(skipfactor=1), as finite differencing calls it, applies the right-hand side
 // shift with the stored factorization: same result as the full step
 // Catches: the shift skipped when mj_implicitSkip reuses the factorization.
-TEST(ImplicitPosSkip, ShiftAppliedWhenFactorizationReused) {
+TEST_F(ImplicitPosSkip, ShiftAppliedWhenFactorizationReused) {
   ModelPtr m = LoadModelOrFail(ChainXml(3, 1e5, 1.0, 5e-3));
   for (bool on : {false, true}) {
     SetEnable(m.get(), mjENBL_IMPLICITPOS, on);

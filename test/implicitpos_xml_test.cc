@@ -16,17 +16,14 @@
 // C enum and mjENABLESTRING.
 
 #include <cctype>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
+#include "test/fixture.h"
 #include "test/models.h"
 
 namespace {
@@ -40,31 +37,19 @@ std::string WithFlag(const std::string& attr) {
          "<worldbody><body><joint/><geom size=\".1\"/></body></worldbody></mujoco>";
 }
 
-// mj_saveLastXML of the last loaded model, read back as text
-std::string SaveLast(const mjModel* m) {
-  std::filesystem::path path =
-      std::filesystem::temp_directory_path() / ("implicitpos_xml_test_" +
-                                                std::to_string(std::rand()) + ".xml");
-  char err[1000] = "";
-  EXPECT_EQ(mj_saveLastXML(path.c_str(), m, err, sizeof(err)), 1) << err;
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::filesystem::remove(path);
-  return text.str();
-}
+class ImplicitPosXml : public ::mujoco::MujocoTest {};
 
 // Catches: the flag enabled by default.
-TEST(ImplicitPosXml, DefaultIsDisabled) {
+TEST_F(ImplicitPosXml, DefaultIsDisabled) {
   mjModel* m = mjpos::LoadXmlString(WithFlag(""));
   ASSERT_THAT(m, NotNull());
   EXPECT_EQ(m->opt.enableflags & mjENBL_IMPLICITPOS, 0);
-  EXPECT_THAT(SaveLast(m), ::testing::Not(HasSubstr("implicitpos")));
+  EXPECT_THAT(mjpos::SaveLastXml(m), ::testing::Not(HasSubstr("implicitpos")));
   mj_deleteModel(m);
 }
 
 // Catches: the flag lost when reading or writing MJCF.
-TEST(ImplicitPosXml, EnableDisableAndRoundTrip) {
+TEST_F(ImplicitPosXml, EnableDisableAndRoundTrip) {
   mjModel* m = mjpos::LoadXmlString(WithFlag("implicitpos=\"disable\""));
   ASSERT_THAT(m, NotNull());
   EXPECT_EQ(m->opt.enableflags & mjENBL_IMPLICITPOS, 0);
@@ -73,7 +58,7 @@ TEST(ImplicitPosXml, EnableDisableAndRoundTrip) {
   m = mjpos::LoadXmlString(WithFlag("implicitpos=\"enable\""));
   ASSERT_THAT(m, NotNull());
   EXPECT_EQ(m->opt.enableflags, mjENBL_IMPLICITPOS);  // this bit and no other
-  std::string saved = SaveLast(m);
+  std::string saved = mjpos::SaveLastXml(m);
   EXPECT_THAT(saved, HasSubstr("implicitpos=\"enable\""));
   mj_deleteModel(m);
 
@@ -85,7 +70,7 @@ TEST(ImplicitPosXml, EnableDisableAndRoundTrip) {
 }
 
 // Catches: a bad attribute value accepted silently.
-TEST(ImplicitPosXml, BadValueIsAParserError) {
+TEST_F(ImplicitPosXml, BadValueIsAParserError) {
   for (const char* value : {"bogus", "true", "1", ""}) {
     std::string error;
     mjModel* m =
@@ -99,7 +84,7 @@ TEST(ImplicitPosXml, BadValueIsAParserError) {
 
 // enum bit, mjENABLESTRING and XML attribute agree, for this and every other enable flag
 // Catches: enum bit, mjENABLESTRING and XML name out of step.
-TEST(ImplicitPosXml, EnumStringAndAttributeAgree) {
+TEST_F(ImplicitPosXml, EnumStringAndAttributeAgree) {
   EXPECT_GE(mjNENABLE, 6);
   EXPECT_EQ(mjENBL_IMPLICITPOS, 1 << 5);  // the first free bit of 2.2.2
   EXPECT_STREQ(mjENABLESTRING[5], "ImplicitPos");

@@ -20,11 +20,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <fstream>
 #include <limits>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -148,9 +145,11 @@ std::vector<Case> ServoModels(const std::string& integrator) {
 
 constexpr double kRoundTripTol = 1e-10;
 
+class InverseDiscrete : public MujocoTest {};
+
 // 1. round trip: implicit, with mjENBL_IMPLICITPOS off and on
 // Catches: mj_inverse not inverting the implicit step, flag off or on.
-TEST(InverseDiscrete, ImplicitRoundTrip) {
+TEST_F(InverseDiscrete, ImplicitRoundTrip) {
   for (Case& c : ServoModels("implicit")) {
     if (!c.model) continue;
     mjModel* m = c.model.get();
@@ -177,7 +176,7 @@ TEST(InverseDiscrete, ImplicitRoundTrip) {
 
 // 1b. round trip: Euler integrates joint damping implicitly (the servo models with damping)
 // Catches: Euler's implicit joint damping missing from the discrete inverse.
-TEST(InverseDiscrete, EulerRoundTrip) {
+TEST_F(InverseDiscrete, EulerRoundTrip) {
   for (Case& c : ServoModels("Euler")) {
     if (!c.model) continue;
     mjModel* m = c.model.get();
@@ -258,7 +257,7 @@ Dense DenseReference(const mjModel* m, const mjData* d0) {
 }
 
 // Catches: a K error shared by forward and inverse (the round trip alone misses it).
-TEST(InverseDiscrete, DenseReference) {
+TEST_F(InverseDiscrete, DenseReference) {
   for (Case& c : ServoModels("implicit")) {
     if (!c.model) continue;
     mjModel* m = c.model.get();
@@ -321,7 +320,7 @@ void InverseBuffer(const mjModel* m, const mjData* d0, const Vec& qacc, std::vec
 }
 
 // Catches: invdiscrete off changing mj_inverse.
-TEST(InverseDiscrete, FlagOffBitIdentical) {
+TEST_F(InverseDiscrete, FlagOffBitIdentical) {
   for (const std::string integrator : {"implicit", "Euler"}) {
     for (Case& c : ServoModels(integrator)) {
       if (!c.model) continue;
@@ -381,7 +380,7 @@ void StockInverse(const mjModel* m, mjData* d) {
 }
 
 // Catches: invdiscrete off differing from stock's mj_inverse.
-TEST(InverseDiscrete, FlagOffIsStock) {
+TEST_F(InverseDiscrete, FlagOffIsStock) {
   std::vector<ModelPtr> models;
   std::string xml = ChainXml(3, 50, 2, 0.005);
   xml.replace(xml.find("<joint name=\"j1\""), 17,
@@ -419,7 +418,7 @@ TEST(InverseDiscrete, FlagOffIsStock) {
 
 // the conversion restores qacc and leaves the caller's actuation outputs alone
 // Catches: mj_inverse leaving qacc or the actuation outputs modified.
-TEST(InverseDiscrete, PreservesCallerData) {
+TEST_F(InverseDiscrete, PreservesCallerData) {
   ModelPtr m = LoadModelOrFail(ChainXml(3, 50, 2, 0.005));
   ASSERT_NE(m, nullptr);
   m->actuator_forcelimited[1] = 1;  // K's scope reads actuator_force
@@ -450,13 +449,14 @@ void RecordError(const char* msg) {
 }
 
 // Catches: RK4 inverted silently instead of an error.
-TEST(InverseDiscrete, RK4IsAnError) {
+TEST_F(InverseDiscrete, RK4IsAnError) {
   ModelPtr m = LoadModelOrFail(ChainXml(3, 50, 2, 0.005, "RK4"));
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
   SetState(m.get(), d.get(), 1.0);
   std::string error;
   last_error = &error;
+  void (*fixture_error)(const char*) = mju_user_error;
   mju_user_error = RecordError;
 
   mj_inverse(m.get(), d.get());
@@ -466,13 +466,13 @@ TEST(InverseDiscrete, RK4IsAnError) {
   EXPECT_THAT(error, HasSubstr("RK4"));
   EXPECT_THAT(error, HasSubstr("invdiscrete"));
 
-  mju_user_error = nullptr;
+  mju_user_error = fixture_error;
   last_error = nullptr;
 }
 
 // mj_step's forward-inverse comparison (fwdinv) uses continuous-time qacc whatever the flag
 // Catches: fwdinv comparing against the discrete acceleration.
-TEST(InverseDiscrete, FwdinvUnaffected) {
+TEST_F(InverseDiscrete, FwdinvUnaffected) {
   std::string xml = OneHingeXml(0.01576, 400, 1, 0.01);
   xml.replace(xml.find("type=\"hinge\""), 12, "type=\"hinge\" limited=\"true\" range=\"-1 1\"");
   ModelPtr m = LoadModelOrFail(xml);
@@ -502,24 +502,13 @@ std::string FlagXml(const std::string& flag) {
          "/></option><worldbody><body><joint/><geom size=\"0.1\"/></body></worldbody></mujoco>";
 }
 
-std::string SaveLast(const mjModel* m) {
-  std::string path = ::testing::TempDir() + "inverse_discrete_test_saved.xml";
-  char error[1000] = "";
-  EXPECT_EQ(mj_saveLastXML(path.c_str(), m, error, sizeof(error)), 1) << error;
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  std::remove(path.c_str());
-  return text.str();
-}
-
 // Catches: the invdiscrete flag lost when reading or writing MJCF.
-TEST(InverseDiscrete, Xml) {
+TEST_F(InverseDiscrete, Xml) {
   std::string error;
   ModelPtr m(LoadXmlString(FlagXml("invdiscrete=\"enable\""), &error));
   ASSERT_NE(m, nullptr) << error;
   EXPECT_EQ(m->opt.enableflags, mjENBL_INVDISCRETE);
-  std::string saved = SaveLast(m.get());
+  std::string saved = SaveLastXml(m.get());
   EXPECT_THAT(saved, HasSubstr("invdiscrete=\"enable\""));
   ModelPtr again(LoadXmlString(saved, &error));
   ASSERT_NE(again, nullptr) << error;
@@ -532,7 +521,7 @@ TEST(InverseDiscrete, Xml) {
   ModelPtr off(LoadXmlString(FlagXml("invdiscrete=\"disable\""), &error));
   ASSERT_NE(off, nullptr) << error;
   EXPECT_EQ(off->opt.enableflags, 0);
-  EXPECT_THAT(SaveLast(off.get()), ::testing::Not(HasSubstr("invdiscrete")));
+  EXPECT_THAT(SaveLastXml(off.get()), ::testing::Not(HasSubstr("invdiscrete")));
 
   ModelPtr bad(LoadXmlString(FlagXml("invdiscrete=\"maybe\""), &error));
   EXPECT_EQ(bad, nullptr);
