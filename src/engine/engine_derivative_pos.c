@@ -509,23 +509,35 @@ static mjtNum tendonWeight(const mjModel* m, const mjData* d, int i, mjtNum slop
 
 
 
+// restoring slope of every actuator (actuatorRestoring), 0 for one that adds nothing to K
+static void actuatorSlopes(const mjModel* m, const mjData* d, int* bad, mjtNum* slope) {
+  for (int i=0; i<m->nu; i++) {
+    if (!actuatorRestoring(m, d, i, slope + i, bad)) {
+      slope[i] = 0;
+    }
+  }
+}
+
+
+
 // the terms of K on one dof alone, in joint space, for every dof: stiffness kdof (servos with a
 // joint transmission, -slope gear^2, and the joint's spring) and damping cdof (their velocity
-// slopes times gear^2, and the joint's damping); kdof is 0 where no such term is in scope
-static void dofTerms(const mjModel* m, const mjData* d, int* bad, mjtNum* kdof, mjtNum* cdof) {
+// slopes times gear^2, and the joint's damping); kdof is 0 where no such term is in scope;
+// slope: actuatorSlopes
+static void dofTerms(const mjModel* m, const mjData* d, const mjtNum* slope, int* bad,
+                     mjtNum* kdof, mjtNum* cdof) {
   int nv = m->nv;
   mju_zero(kdof, nv);
   mju_zero(cdof, nv);
 
   // servos on one joint
   for (int i=0; i<m->nu; i++) {
-    mjtNum slope;
-    if (m->actuator_trntype[i]==mjTRN_TENDON || !actuatorRestoring(m, d, i, &slope, bad)) {
+    if (m->actuator_trntype[i]==mjTRN_TENDON || !(slope[i] < 0)) {
       continue;
     }
     int dof = m->jnt_dofadr[m->actuator_trnid[2*i]];
     mjtNum gear = d->actuator_moment[i*nv + dof];
-    kdof[dof] -= slope * gear * gear;
+    kdof[dof] -= slope[i] * gear * gear;
     cdof[dof] += actuatorDamping(m, d, i, bad) * gear * gear;
   }
 
@@ -553,11 +565,10 @@ static mjtNum dofWeight(const mjModel* m, const mjData* d, int dof, mjtNum k, mj
 
 
 
-// accuracy weight under mjENBL_POSWEIGHT of the term of actuator id (objtype mjOBJ_ACTUATOR) or
-// of the dof of scalar joint id (mjOBJ_JOINT); 1 for a term outside the scope of K
-mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
+// weight of the terms on each dof alone (1 where there are none); slope: actuatorSlopes
+static void dofWeights(const mjModel* m, mjData* d, const mjtNum* slope, int* bad,
+                       mjtNum* weight) {
   int nv = m->nv;
-  mjtNum weight = 1;
   mjMARKSTACK;
   mjtNum* scratch = mj_stackAlloc(d, 5*nv);
   mjtNum* cache = scratch + 2*nv;
@@ -566,6 +577,24 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
   for (int k=0; k<nv; k++) {
     cache[k] = -1;
   }
+
+  dofTerms(m, d, slope, bad, kdof, cdof);
+  for (int dof=0; dof<nv; dof++) {
+    weight[dof] = kdof[dof] > 0 ? dofWeight(m, d, dof, kdof[dof], cdof[dof], cache, scratch) : 1;
+  }
+  mjFREESTACK;
+}
+
+
+
+// accuracy weight under mjENBL_POSWEIGHT of the term of actuator id (objtype mjOBJ_ACTUATOR) or
+// of the dof of scalar joint id (mjOBJ_JOINT); 1 for a term outside the scope of K
+mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
+  int nv = m->nv;
+  mjtNum weight = 1;
+  mjMARKSTACK;
+  mjtNum* scratch = mj_stackAlloc(d, 3*nv);
+  mjtNum* cache = scratch + 2*nv;
 
   // the dof whose term is asked for, if it is a term on one dof
   int dof = -1, bad = -1;
@@ -584,10 +613,11 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
 
   // a term on one dof: all of that dof's
   if (dof>=0) {
-    dofTerms(m, d, &bad, kdof, cdof);
-    if (kdof[dof] > 0) {
-      weight = dofWeight(m, d, dof, kdof[dof], cdof[dof], cache, scratch);
-    }
+    mjtNum* slope = mj_stackAlloc(d, m->nu);
+    mjtNum* dofweight = mj_stackAlloc(d, nv);
+    actuatorSlopes(m, d, &bad, slope);
+    dofWeights(m, d, slope, &bad, dofweight);
+    weight = dofweight[dof];
   }
 
   mjFREESTACK;
@@ -596,40 +626,35 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
 
 
 
-//------------------------------ main entry point --------------------------------------------------
+//------------------------------ position derivatives ----------------------------------------------
 
-// add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec, K = -d(qfrc_actuator+qfrc_passive)/dq
-void mjd_implicitPos(const mjModel* m, mjData* d,
-                     mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
+// add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec for K = -d qfrc_actuator / dq;
+// slope: actuatorSlopes, NULL to find each here; weight: accuracy weights of the terms on each
+// dof (mjENBL_POSWEIGHT; each fixed-tendon servo is then weighted on its own), NULL for none
+static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
+                             const mjtNum* weight, int* bad,
+                             mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
   int nv = m->nv;
   const mjtNum* qvel = d->qvel;
-  int weighted = mjENABLED(mjENBL_POSWEIGHT);
-  int bad = -1;  // controls bad (actuatorInput), found on first use
 
-  // weighted: the terms on one dof are gathered per dof (kdof, cdof) and weighted together
+  // weighted: scratch for the tendon servos' weights
   mjMARKSTACK;
-  mjtNum *scratch = NULL, *cache = NULL, *kdof = NULL, *cdof = NULL;
-  if (weighted) {
-    scratch = mj_stackAlloc(d, 5*nv);
+  mjtNum *scratch = NULL, *cache = NULL;
+  if (weight) {
+    scratch = mj_stackAlloc(d, 3*nv);
     cache = scratch + 2*nv;
-    kdof = scratch + 3*nv;
-    cdof = scratch + 4*nv;
-    for (int k=0; k<nv; k++) {
-      cache[k] = -1;
-    }
-    dofTerms(m, d, &bad, kdof, cdof);
   }
 
-  // actuators: K += -slope * moment' * moment
+  // K += -slope * moment' * moment
   for (int i=0; i<m->nu; i++) {
-    // weighted: joint servos are in kdof
-    if (weighted && m->actuator_trntype[i]!=mjTRN_TENDON) {
-      continue;
-    }
-
     // restoring slope and scope, the slope tested first (motors have none)
     mjtNum slope;
-    if (!actuatorRestoring(m, d, i, &slope, &bad)) {
+    if (slopes) {
+      slope = slopes[i];
+      if (!(slope < 0)) {
+        continue;
+      }
+    } else if (!actuatorRestoring(m, d, i, &slope, bad)) {
       continue;
     }
     const mjtNum* moment = d->actuator_moment + i*nv;
@@ -639,6 +664,9 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
     if (m->actuator_trntype[i]!=mjTRN_TENDON) {
       int dof = m->jnt_dofadr[id];
       mjtNum km = -slope * moment[dof];
+      if (weight) {
+        km *= weight[dof];
+      }
       if (matD) {
         addD(d, matD, dof, dof, sclK * (km * moment[dof]));
       }
@@ -649,8 +677,8 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
     }
 
     // accuracy weight: scales the term in the matrix and the shift alike
-    if (weighted) {
-      slope *= tendonWeight(m, d, i, slope, &bad, cache, scratch);
+    if (weight) {
+      slope *= tendonWeight(m, d, i, slope, bad, cache, scratch);
     }
 
     // fixed tendon: moment velocity, over the tendon's joints (each listed once, in scope)
@@ -677,33 +705,55 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
     }
   }
 
-  // joint stiffness of hinges and slides: diagonal
-  for (int j=0; j<m->njnt && !weighted && !mjDISABLED(mjDSBL_PASSIVE); j++) {
+  mjFREESTACK;
+}
+
+
+
+// add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec for K = -d qfrc_passive / dq: the
+// stiffness of hinges and slides, diagonal; weight: as in mjd_actuator_pos
+static void mjd_passive_pos(const mjModel* m, const mjData* d, const mjtNum* weight,
+                            mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
+  for (int j=0; j<m->njnt && !mjDISABLED(mjDSBL_PASSIVE); j++) {
     if (jointPosScope(m, j)!=mjPOSSCOPE_RESTORING) {
       continue;
     }
     int dof = m->jnt_dofadr[j];
     mjtNum stiffness = m->jnt_stiffness[j];
+    if (weight) {
+      stiffness *= weight[dof];
+    }
     if (matD) {
       addD(d, matD, dof, dof, sclK * stiffness);
     }
     if (vec) {
-      vec[dof] += sclKv * (stiffness * qvel[dof]);
+      vec[dof] += sclKv * (stiffness * d->qvel[dof]);
     }
+  }
+}
+
+
+
+//------------------------------ main entry point --------------------------------------------------
+
+// add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec, K = -d(qfrc_actuator+qfrc_passive)/dq
+void mjd_implicitPos(const mjModel* m, mjData* d,
+                     mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
+  int bad = -1;  // controls bad (actuatorInput), found on first use
+
+  // weighted: the slopes found once, and one weight for the terms on each dof
+  mjMARKSTACK;
+  mjtNum *slope = NULL, *weight = NULL;
+  if (mjENABLED(mjENBL_POSWEIGHT)) {
+    slope = mj_stackAlloc(d, m->nu);
+    weight = mj_stackAlloc(d, m->nv);
+    actuatorSlopes(m, d, &bad, slope);
+    dofWeights(m, d, slope, &bad, weight);
   }
 
-  // weighted: the terms on one dof, diagonal
-  for (int dof=0; weighted && dof<nv; dof++) {
-    if (kdof[dof] > 0) {
-      mjtNum k = kdof[dof] * dofWeight(m, d, dof, kdof[dof], cdof[dof], cache, scratch);
-      if (matD) {
-        addD(d, matD, dof, dof, sclK * k);
-      }
-      if (vec) {
-        vec[dof] += sclKv * (k * qvel[dof]);
-      }
-    }
-  }
+  // by force class
+  mjd_actuator_pos(m, d, slope, weight, &bad, matD, sclK, vec, sclKv);
+  mjd_passive_pos(m, d, weight, matD, sclK, vec, sclKv);
 
   mjFREESTACK;
 }
