@@ -414,18 +414,6 @@ static mjtNum chainInvWeight(const mjModel* m, const mjData* d, const mjtNum* mo
 
 
 
-// (M^-1)_dd of a scalar joint's dof at the current configuration, computed once per call of
-// mjd_implicitPos (cache: nv entries, negative until computed; scratch: 2*nv)
-static mjtNum dofInvWeight(const mjModel* m, const mjData* d, int dof, mjtNum* cache,
-                           mjtNum* scratch) {
-  if (cache[dof] < 0) {
-    cache[dof] = chainInvWeight(m, d, NULL, dof, scratch);
-  }
-  return cache[dof];
-}
-
-
-
 // smallest weight with which a term of stiffness k > 0, damping c and inverse inertia invweight
 // keeps the table's stability margin, (1 - 2 theta) (h w_n)^2 <= (4 + 4 zeta h w_n)/2; at most
 // 1/2 and non-decreasing in invweight (-inf at 0, finite at inf)
@@ -458,13 +446,11 @@ static mjtNum armatureBound(const mjModel* m, const mjtNum* moment, const int* j
 // at the current configuration; the current inverse inertia (chain of dof `deep`, moment NULL
 // for a unit moment on it) is computed only if the armature bound leaves the floor in question
 static mjtNum termWeight(const mjModel* m, const mjData* d, mjtNum k, mjtNum c, mjtNum invweight0,
-                         mjtNum bound, const mjtNum* moment, int deep, mjtNum* cache,
-                         mjtNum* scratch) {
+                         mjtNum bound, const mjtNum* moment, int deep, mjtNum* scratch) {
   mjtNum h = m->opt.timestep;
   mjtNum theta = posWeight(h, k, c, invweight0);
   if (theta < posWeightFloor(h, k, c, bound)) {
-    mjtNum invweight = moment ? chainInvWeight(m, d, moment, deep, scratch) :
-                                dofInvWeight(m, d, deep, cache, scratch);
+    mjtNum invweight = chainInvWeight(m, d, moment, deep, scratch);
     theta = mjMAX(theta, posWeightFloor(h, k, c, invweight));
   }
   return theta;
@@ -492,7 +478,7 @@ static mjtNum actuatorDamping(const mjModel* m, const mjData* d, int i, int* bad
 // weight of the term of actuator i on a fixed tendon: actuator-space stiffness -slope and
 // damping, inverse inertia m' M^-1 m along the tendon's chain (invweight0 through the gear)
 static mjtNum tendonWeight(const mjModel* m, const mjData* d, int i, mjtNum slope, int* bad,
-                           mjtNum* cache, mjtNum* scratch) {
+                           mjtNum* scratch) {
   const mjtNum* moment = d->actuator_moment + i*m->nv;
   int id = m->actuator_trnid[2*i];
   int adr = m->tendon_adr[id], num = m->tendon_num[id];
@@ -504,7 +490,7 @@ static mjtNum tendonWeight(const mjModel* m, const mjData* d, int i, mjtNum slop
   return termWeight(m, d, -slope, mjMAX(actuatorDamping(m, d, i, bad), 0),
                     gear * gear * m->tendon_invweight0[id],
                     armatureBound(m, moment, m->wrap_objid + adr, num), moment, deep,
-                    cache, scratch);
+                    scratch);
 }
 
 
@@ -557,10 +543,10 @@ static void dofTerms(const mjModel* m, const mjData* d, const mjtNum* slope, int
 
 // weight of the term on dof alone, of joint-space stiffness k > 0 and damping c
 static mjtNum dofWeight(const mjModel* m, const mjData* d, int dof, mjtNum k, mjtNum c,
-                        mjtNum* cache, mjtNum* scratch) {
+                        mjtNum* scratch) {
   int jnt = m->dof_jntid[dof];
   return termWeight(m, d, k, mjMAX(c, 0), m->dof_invweight0[dof],
-                    armatureBound(m, NULL, &jnt, 1), NULL, dof, cache, scratch);
+                    armatureBound(m, NULL, &jnt, 1), NULL, dof, scratch);
 }
 
 
@@ -570,17 +556,13 @@ static void dofWeights(const mjModel* m, mjData* d, const mjtNum* slope, int* ba
                        mjtNum* weight) {
   int nv = m->nv;
   mjMARKSTACK;
-  mjtNum* scratch = mj_stackAlloc(d, 5*nv);
-  mjtNum* cache = scratch + 2*nv;
-  mjtNum* kdof = scratch + 3*nv;
-  mjtNum* cdof = scratch + 4*nv;
-  for (int k=0; k<nv; k++) {
-    cache[k] = -1;
-  }
+  mjtNum* scratch = mj_stackAlloc(d, 4*nv);
+  mjtNum* kdof = scratch + 2*nv;
+  mjtNum* cdof = scratch + 3*nv;
 
   dofTerms(m, d, slope, bad, kdof, cdof);
   for (int dof=0; dof<nv; dof++) {
-    weight[dof] = kdof[dof] > 0 ? dofWeight(m, d, dof, kdof[dof], cdof[dof], cache, scratch) : 1;
+    weight[dof] = kdof[dof] > 0 ? dofWeight(m, d, dof, kdof[dof], cdof[dof], scratch) : 1;
   }
   mjFREESTACK;
 }
@@ -593,8 +575,7 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
   int nv = m->nv;
   mjtNum weight = 1;
   mjMARKSTACK;
-  mjtNum* scratch = mj_stackAlloc(d, 3*nv);
-  mjtNum* cache = scratch + 2*nv;
+  mjtNum* scratch = mj_stackAlloc(d, 2*nv);
 
   // the dof whose term is asked for, if it is a term on one dof
   int dof = -1, bad = -1;
@@ -602,7 +583,7 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
     mjtNum slope;
     if (actuatorRestoring(m, d, id, &slope, &bad)) {
       if (m->actuator_trntype[id]==mjTRN_TENDON) {
-        weight = tendonWeight(m, d, id, slope, &bad, cache, scratch);
+        weight = tendonWeight(m, d, id, slope, &bad, scratch);
       } else {
         dof = m->jnt_dofadr[m->actuator_trnid[2*id]];
       }
@@ -639,11 +620,7 @@ static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
 
   // weighted: scratch for the tendon servos' weights
   mjMARKSTACK;
-  mjtNum *scratch = NULL, *cache = NULL;
-  if (weight) {
-    scratch = mj_stackAlloc(d, 3*nv);
-    cache = scratch + 2*nv;
-  }
+  mjtNum* scratch = weight ? mj_stackAlloc(d, 2*nv) : NULL;
 
   // K += -slope * moment' * moment
   for (int i=0; i<m->nu; i++) {
@@ -678,7 +655,7 @@ static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
 
     // accuracy weight: scales the term in the matrix and the shift alike
     if (weight) {
-      slope *= tendonWeight(m, d, i, slope, bad, cache, scratch);
+      slope *= tendonWeight(m, d, i, slope, bad, scratch);
     }
 
     // fixed tendon: moment velocity, over the tendon's joints (each listed once, in scope)
