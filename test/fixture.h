@@ -14,7 +14,8 @@
 
 // Helpers the GoogleTest tests share (the model builders, usable without GoogleTest, are in
 // test/models.h), and upstream's fixture: mujoco::MujocoTest, the base of the tests that must not
-// make MuJoCo warn or fail, and mujoco::SaveAndReadXml.
+// make MuJoCo warn or fail, and mujoco::SaveAndReadXml. Tests that make MuJoCo warn on purpose
+// hold a WarningCapture.
 
 #ifndef MJPOS_TEST_FIXTURE_H_
 #define MJPOS_TEST_FIXTURE_H_
@@ -37,6 +38,44 @@
 namespace mjpos {
 
 using ::mujoco::MujocoTest;
+
+// Records MuJoCo's warnings while in scope instead of letting them print (MuJoCo's default
+// handler writes "WARNING: ..." to stdout and to MUJOCO_LOG.TXT) or fail the test (MujocoTest's
+// handler): for code that drives the engine into divergence on purpose. The previous handler is
+// restored at the end of the scope, so that under MujocoTest a warning outside it still fails
+// the test. Scopes nest; the innermost records.
+class WarningCapture {
+ public:
+  WarningCapture() : previous_(mju_user_warning), outer_(active_) {
+    active_ = this;
+    mju_user_warning = &Record;
+  }
+  ~WarningCapture() {
+    mju_user_warning = previous_;
+    active_ = outer_;
+  }
+  WarningCapture(const WarningCapture&) = delete;
+  WarningCapture& operator=(const WarningCapture&) = delete;
+
+  // the warnings raised in scope, in order
+  const std::vector<std::string>& messages() const { return messages_; }
+
+  // how many of them contain `text` (all of them if empty)
+  int Count(const std::string& text = "") const {
+    return static_cast<int>(std::count_if(messages_.begin(), messages_.end(),
+                                          [&](const std::string& m) {
+                                            return m.find(text) != std::string::npos;
+                                          }));
+  }
+
+ private:
+  static void Record(const char* msg) { active_->messages_.push_back(msg); }
+
+  void (*previous_)(const char*);
+  WarningCapture* outer_;
+  std::vector<std::string> messages_;
+  static inline WarningCapture* active_ = nullptr;
+};
 
 // Compiles an MJCF string; if it does not compile, the test fails with the compiler's message
 // and the model text, and the result is null.

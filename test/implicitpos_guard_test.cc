@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 #include "engine/engine_derivative_pos.h"
@@ -41,6 +42,9 @@
 
 namespace mjpos {
 namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
@@ -173,10 +177,12 @@ TEST_F(ImplicitPosGuardInput, BadControlZeroesEveryInput) {
   SetState(m.get(), d.get());
   d->ctrl[0] = 0.5;
   d->ctrl[1] = kNaN;
-  void (*warning)(const char*) = mju_user_warning;  // the fixture's
-  mju_user_warning = [](const char*) {};  // mj_fwdActuation warns about the bad control
-  mj_forward(m.get(), d.get());
-  mju_user_warning = warning;
+  {
+    WarningCapture warnings;
+    mj_forward(m.get(), d.get());
+    EXPECT_THAT(warnings.messages(),
+                ElementsAre(HasSubstr("Nan, Inf or huge value in CTRL at ACTUATOR 1")));
+  }
   EXPECT_EQ(Slope(m.get(), d.get(), 0), -100);
   EXPECT_EQ(Slope(m.get(), d.get(), 1), -80);
   ExpectKMatchesFiniteDifference(m.get(), d.get(), "bad control");
@@ -217,10 +223,14 @@ TEST_F(ImplicitPosGuardInput, ControlCheckedAfterClamping) {
     DataPtr d(mj_makeData(m.get()));
     SetState(m.get(), d.get());
     for (int u = 0; u < 3; ++u) d->ctrl[u] = c.ctrl[u];
-    void (*warning)(const char*) = mju_user_warning;  // the fixture's
-    mju_user_warning = [](const char*) {};  // mj_fwdActuation warns about a bad control
-    mj_forward(m.get(), d.get());
-    mju_user_warning = warning;
+    {
+      WarningCapture warnings;
+      mj_forward(m.get(), d.get());
+      // mj_fwdActuation warns about the bad control it zeroes
+      EXPECT_EQ(warnings.Count("Nan, Inf or huge value in CTRL"), c.zeroed ? 1 : 0)
+          << "ctrl " << c.ctrl[0] << " " << c.ctrl[1] << " " << c.ctrl[2];
+      EXPECT_EQ(warnings.Count(), c.zeroed ? 1 : 0);
+    }
     for (int u = 0; u < 3; ++u) {
       double input = c.zeroed ? 0 : c.ctrl[u];
       if (!c.zeroed && c.clampctrl && m->actuator_ctrllimited[u]) {
@@ -800,8 +810,10 @@ TEST_F(ImplicitPosGuardInverse, FwdinvComparesContinuousTime) {
 
 // Catches: an element of K outside the D pattern dropped silently (the matrix would then lack a
 // term that the shift keeps): with a pattern reduced to the diagonal, a tendon servo's
-// off-diagonal element is an error; with M's own pattern there is none.
-TEST(ImplicitPosGuardPattern, OffPatternElementIsAnError) {
+// off-diagonal element is an error; with M's own pattern there is none (and no warning).
+class ImplicitPosGuardPattern : public MujocoTest {};
+
+TEST_F(ImplicitPosGuardPattern, OffPatternElementIsAnError) {
   ModelPtr m = LoadModelOrFail(
       "<mujoco><option timestep=\"0.005\"/><worldbody><body><joint name=\"a\"/>"
       "<geom size=\".1\"/><body pos=\".3 0 0\"><joint name=\"b\"/><geom size=\".1\"/>"

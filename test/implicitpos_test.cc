@@ -61,7 +61,8 @@ OneStep ClosedForm(double inertia, double kp, double kv, double h, double q0, do
 
 //------------------------------ one hinge ---------------------------------------------------------
 
-class OneHingeTest : public ::testing::TestWithParam<double> {};
+// fails on a MuJoCo warning outside a WarningCapture
+class OneHingeTest : public MujocoTest, public ::testing::WithParamInterface<double> {};
 
 // the flag reproduces the closed-form backward-Euler step in qacc, qvel and qpos
 // Catches: a wrong matrix term, shift or scale of the one-hinge step.
@@ -169,6 +170,7 @@ TEST_P(OneHingeTest, StockCapAndFlagBounded) {
       DataPtr d(mj_makeData(m.get()));
       d->qpos[0] = 1e-5;
       double peak = 0;
+      WarningCapture warnings;  // stock diverges
       bool stable = StepStable(m.get(), d.get(), 0);
       for (int t = 0; t < 10000 && stable; ++t) {
         stable = StepStable(m.get(), d.get(), 1);
@@ -177,6 +179,7 @@ TEST_P(OneHingeTest, StockCapAndFlagBounded) {
       if (on) {
         EXPECT_TRUE(stable) << "kp=" << kp;
         EXPECT_LE(peak, 2e-5) << "kp=" << kp;
+        EXPECT_EQ(warnings.Count(), 0) << "kp=" << kp;
       } else {
         EXPECT_TRUE(!stable || peak > 1e-3) << "kp=" << kp;
       }
@@ -189,7 +192,9 @@ INSTANTIATE_TEST_SUITE_P(Timesteps, OneHingeTest, ::testing::Values(5e-3, 2e-3))
 // mj_checkAcc (kept as in stock) tests the continuous-time qacc before the implicit update:
 // a unit error trips it above kp = 1e10*I, flag or not, and resets the data the same way
 // Catches: the acceleration check changed by the flag (resets must stay stock's).
-TEST(ImplicitPosCheckAcc, StockCeilingKept) {
+class ImplicitPosCheckAcc : public MujocoTest {};
+
+TEST_F(ImplicitPosCheckAcc, StockCeilingKept) {
   const double h = 5e-3;
   for (double kp : {1e8, 1e9}) {
     ModelPtr m = LoadModelOrFail(OneHingeXml(kInertia, kp, 0, h));
@@ -201,10 +206,14 @@ TEST(ImplicitPosCheckAcc, StockCeilingKept) {
       DataPtr d(mj_makeData(m.get()));
       d->qpos[0] = 0;
       d->ctrl[0] = 1;
+      WarningCapture capture;
       mj_step(m.get(), d.get());
       warnings[on] = d->warning[mjWARN_BADQACC].number;
       qpos[on] = d->qpos[0];
       EXPECT_TRUE(std::isfinite(d->qpos[0]));
+      // the warning the check raised, and nothing else
+      EXPECT_EQ(capture.Count("Nan, Inf or huge value in QACC"), warnings[on]) << kp;
+      EXPECT_EQ(capture.Count(), warnings[on]) << kp;
     }
     EXPECT_EQ(warnings[0], trips ? 1 : 0) << kp;
     EXPECT_EQ(warnings[1], warnings[0]) << kp;
@@ -217,7 +226,9 @@ TEST(ImplicitPosCheckAcc, StockCeilingKept) {
 //------------------------------ joint stiffness ---------------------------------------------------
 
 // Catches: joint stiffness missing from K or its shift.
-TEST(ImplicitPosSpring, OneStepMatchesClosedFormAndStable) {
+class ImplicitPosSpring : public MujocoTest {};
+
+TEST_F(ImplicitPosSpring, OneStepMatchesClosedFormAndStable) {
   for (double h : {5e-3, 2e-3}) {
     for (double k : {1e2, 1e4, 1e6, 1e8}) {
       ModelPtr m = LoadModelOrFail(OneHingeSpringXml(kInertia, k, kKv, h));
@@ -242,8 +253,10 @@ TEST(ImplicitPosSpring, OneStepMatchesClosedFormAndStable) {
       EXPECT_EQ(SpectralRadius2(EngineStepMap(m.get(), 1e-6)) < 1, on) << h;
       DataPtr d(mj_makeData(m.get()));
       d->qpos[0] = 1e-5;
+      WarningCapture warnings;  // stock diverges
       bool stable = StepStable(m.get(), d.get(), 10000) && std::abs(d->qpos[0]) < 1e-5;
       EXPECT_EQ(stable, on) << h;
+      EXPECT_EQ(warnings.Count("The simulation is unstable") > 0, !on) << h;
     }
   }
 }
@@ -387,9 +400,11 @@ TEST_F(ImplicitPosArm, FixedTendonOnChainMatchesDenseSolve) {
   EXPECT_GT(RelDiff(stock.data(), after->qvel, m->nv), 1e-6);
 }
 
+class ImplicitPosBadGains : public MujocoTest {};
+
 // Catches: a gain too stiff for the factorization taken into K: with a 1e300 tendon servo over
 // two joints, qLU + h^2 K was singular and mju_factorLUSparse raised an error where stock steps.
-TEST(ImplicitPosBadGains, TooStiffLeftExplicit) {
+TEST_F(ImplicitPosBadGains, TooStiffLeftExplicit) {
   std::string xml = ChainXml(3, 1.0, 0.0, 5e-3);
   size_t a = xml.find("  <actuator>");
   xml = xml.substr(0, a) +
@@ -399,15 +414,19 @@ TEST(ImplicitPosBadGains, TooStiffLeftExplicit) {
         " biasprm=\"0 -1e300 0\"/></actuator>\n</mujoco>\n";
   ModelPtr m = LoadModelOrFail(xml);
   std::vector<std::vector<double>> qpos;
+  std::vector<std::string> warnings[2];
   for (bool on : {false, true}) {
     SetEnable(m.get(), mjENBL_IMPLICITPOS, on);
+    WarningCapture capture;  // the 1e300 servo makes stock warn
     DataPtr d(mj_makeData(m.get()));
     mj_forward(m.get(), d.get());
     EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_NONRESTORING);
     for (int t = 0; t < 10; ++t) mj_step(m.get(), d.get());
     qpos.emplace_back(d->qpos, d->qpos + m->nq);
+    warnings[on] = capture.messages();
   }
   EXPECT_EQ(std::memcmp(qpos[0].data(), qpos[1].data(), m->nq * sizeof(double)), 0);
+  EXPECT_EQ(warnings[1], warnings[0]);
 }
 
 //------------------------------ reused factorization ----------------------------------------------
@@ -443,7 +462,7 @@ TEST_F(ImplicitPosSkip, ShiftAppliedWhenFactorizationReused) {
 // NaN, infinite, huge and negative gains: no crash, and no worse than stock (same warnings,
 // finite state); non-restoring and non-finite slopes are left explicit, bit-identical to stock
 // Catches: a crash, NaN or extra reset from NaN, infinite, huge or negative gains.
-TEST(ImplicitPosBadGains, NoWorseThanStock) {
+TEST_F(ImplicitPosBadGains, NoWorseThanStock) {
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (double kp : {nan, inf, -inf, 1e300, -1e3}) {
@@ -451,9 +470,11 @@ TEST(ImplicitPosBadGains, NoWorseThanStock) {
     m->actuator_gainprm[0] = kp;
     m->actuator_biasprm[1] = -kp;
     int warnings[2];
+    std::vector<std::string> raised[2];  // every warning of the 100 steps (a reset clears counts)
     double qpos[2], qvel[2];
     for (bool on : {false, true}) {
       SetEnable(m.get(), mjENBL_IMPLICITPOS, on);
+      WarningCapture capture;  // bad gains make stock warn
       DataPtr d(mj_makeData(m.get()));
       d->qpos[0] = kQ0;
       d->qvel[0] = kV0;
@@ -461,10 +482,12 @@ TEST(ImplicitPosBadGains, NoWorseThanStock) {
       for (int t = 0; t < 100; ++t) mj_step(m.get(), d.get());
       warnings[on] = d->warning[mjWARN_BADQACC].number + d->warning[mjWARN_BADQVEL].number +
                      d->warning[mjWARN_BADQPOS].number;
+      raised[on] = capture.messages();
       qpos[on] = d->qpos[0];
       qvel[on] = d->qvel[0];
     }
     EXPECT_LE(warnings[1], warnings[0]) << kp;
+    EXPECT_LE(raised[1].size(), raised[0].size()) << kp;
     if (std::isfinite(qpos[0])) {
       EXPECT_TRUE(std::isfinite(qpos[1])) << kp;
       EXPECT_TRUE(std::isfinite(qvel[1])) << kp;
@@ -473,6 +496,7 @@ TEST(ImplicitPosBadGains, NoWorseThanStock) {
       // left explicit: identical to flag off (NaN compares through its bits)
       EXPECT_EQ(std::memcmp(&qpos[0], &qpos[1], sizeof(double)), 0) << kp;
       EXPECT_EQ(std::memcmp(&qvel[0], &qvel[1], sizeof(double)), 0) << kp;
+      EXPECT_EQ(raised[1], raised[0]) << kp;
     }
   }
 }

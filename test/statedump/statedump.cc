@@ -45,6 +45,11 @@ void ErrorHandler(const char* msg) {
   std::longjmp(error_jump, 1);
 }
 
+// MuJoCo warnings (models that diverge under Euler or RK4): counted in mjData.warning, which the
+// hash covers, and not printed, as MuJoCo's default handler would, into the result lines on
+// stdout and into MUJOCO_LOG.TXT in the working directory
+void WarningHandler(const char*) {}
+
 // FNV-1a over raw bytes
 void Hash(std::uint64_t& h, const void* data, std::size_t nbytes) {
   const unsigned char* p = static_cast<const unsigned char*>(data);
@@ -121,6 +126,7 @@ int main(int argc, char** argv) {
     }
   }
   if (models.empty()) Usage();
+  mju_user_warning = WarningHandler;
 
   for (const std::string& path : models) {
     char error[1000] = "";

@@ -1,0 +1,255 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// Shared declarations of mjpos_bench (benchmark/mjpos_bench.cc): the options, the helpers and
+// models every study uses (common.cc), the studies (one file each) and the markdown writer
+// (report.cc). main, in mjpos_bench.cc, parses the options and runs the studies in order.
+
+#ifndef MJPOS_BENCHMARK_MJPOS_BENCH_H_
+#define MJPOS_BENCHMARK_MJPOS_BENCH_H_
+
+#include <cmath>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <mujoco/mujoco.h>
+
+// Callgrind's client requests (from Debian's valgrind package); without them, no instruction counts
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define MJPOS_HAVE_CALLGRIND 1
+#else
+#define MJPOS_HAVE_CALLGRIND 0
+#define CALLGRIND_START_INSTRUMENTATION
+#endif
+
+namespace mjpos::bench {
+
+constexpr int kBatchSteps = 50;           // steps per timed batch (upstream: 50)
+constexpr double kFlagTimestep = 0.005;   // the flag's timestep in part 2
+constexpr double kPerturbation = 0.05;    // initial joint offset in parts 2 and 4 (rad)
+constexpr double kMinTimestep = 1e-4;     // stock timestep search range in part 2
+constexpr double kMaxTimestep = 0.02;
+constexpr double kChainKp = 20;           // servo gains and timestep of the chains in part 1
+constexpr double kChainKv = 1;
+constexpr double kChainH = 0.002;
+
+// The command line (see mjpos_bench.cc).
+struct Options {
+  std::string out = "benchmark-results.md";
+  int repetitions = 10;
+  int warmup = 500;
+  double sim_seconds = 2;
+  double zeta = 0;
+  int throughput_reps = 3;
+  bool smoke = false;
+  bool accuracy_only = false;     // only part 4
+  // models whose instructions are counted: all, none or a list
+  std::string callgrind = "humanoid,servo_humanoid,humanoid100,arm7,chain10,chain30,chain100";
+  std::string profile;            // MODEL:on|off|weighted:STEPS, see Profile
+  std::string profile_state;      // warm state for --profile, see WriteState
+};
+
+//------------------------------------ common.cc --------------------------------------------------
+
+// printf into a std::string (at most 1023 characters)
+std::string Fmt(const char* format, ...) __attribute__((format(printf, 1, 2)));
+
+// a file of the pristine source's model directory
+std::string ModelPath(const std::string& rel);
+
+// a model name as on the command line: spaces as '_'
+std::string Underscored(std::string name);
+
+// an instruction count, rounded, with thousands separators; n/a if not measured
+std::string Count(double x);
+
+// "<model name>, <n> logical CPUs" of this machine, and the MuJoCo version line of the tables
+std::string Machine();
+std::string Version();
+
+// sets (on) or clears mjENBL_IMPLICITPOS
+void SetFlag(mjModel* m, bool on);
+
+// upstream's add_ctrl_noise (step_benchmark_test.cc)
+void AddCtrlNoise(const mjModel* m, mjData* d, int step);
+
+// the number of bad-state warnings (qpos, qvel, qacc) d has raised
+int BadWarnings(const mjData* d);
+
+// statistics of a sample (Median of none: NaN; Min and Max need one)
+double Median(std::vector<double> x);
+double Min(const std::vector<double>& x);
+double Max(const std::vector<double>& x);
+
+// CPU time of this process (s)
+double CpuSeconds();
+
+// the compiler's default nstack (user_model.cc, 2.2.2) for a compiled model without <size nstack>
+long DefaultNstack(const mjModel* m);
+
+// mjpos::ChainXml(n, kp, kv, h) with <size nstack> if nstack > 0; null if it does not compile,
+// with the compiler's message in *error if given, else on stderr
+mjModel* LoadChain(int n, double kp, double kv, double h, int nstack = 0,
+                   std::string* error = nullptr);
+
+// a model file of the pristine source (ModelPath); null with a message on stderr
+mjModel* LoadFile(const std::string& rel);
+
+// The MuJoCo stack of a model's implicit step (see ProbeStack).
+struct Stack {
+  int default_nstack;  // the compiler's choice (or the model's <size nstack>)
+  int needed;          // mjData.maxuse_stack
+  bool warm_stable;    // no bad-state warning and finite state after the warm-up
+};
+
+// Stack (mjtNums) used by `steps` implicit steps with control noise from qpos0, flag off then one
+// step with the flag on; runs on a copy of m with a stack large enough for the dense nv*nv
+// derivative of mjd_smooth_vel and the nbody*6*nv blocks of mjd_rne_vel. Leaves the final state
+// (after the flag-off steps) in *state if given.
+Stack ProbeStack(const mjModel* m0, int steps, std::vector<mjtNum>* state);
+
+// the servo subjects of parts 2 and 4
+enum class Subject { kServoHumanoid, kArm7 };
+
+// the name of a subject in the tables
+std::string SubjectName(Subject s);
+
+struct Servo {
+  int dof;
+  double inertia;  // reflected inertia 1/(M^-1)_ii at qpos0
+  double target;   // servo set point (joint position)
+};
+
+// The model of a subject for natural frequency fn, with its servo table; per-joint gains
+// kp_i = I_i (2 pi fn)^2, kv_i = 2 zeta I_i (2 pi fn). Null (message on stderr) on failure.
+mjModel* MakeSubject(Subject s, double fn, double zeta, std::vector<Servo>* servos);
+
+// the perturbed initial state of a subject: set points held, joints offset by +-kPerturbation
+void InitSubject(const mjModel* m, mjData* d, const std::vector<Servo>& servos);
+
+// Simulated seconds per wall-clock and per CPU second of m as it is set (timestep, flags):
+// trajectories of `steps` steps from InitSubject, repeated until they took min_cpu CPU seconds.
+void SubjectRate(const mjModel* m, const std::vector<Servo>& servos, int steps, double min_cpu,
+                 double* per_wall, double* per_cpu);
+
+//------------------------------------ cost.cc: part 1, cost of the flag --------------------------
+
+// A model of part 1 with its warm state and its measurements.
+struct Case {
+  ~Case();
+  std::string name;
+  mjModel* m = nullptr;
+  mjData* d = nullptr;
+  std::vector<mjtNum> state;  // qpos, qvel, act, qacc_warmstart after the warm-up
+  Stack stack;
+  int nstack_used = 0;
+  // seconds of CPU time per step, per repetition: [0] flag off, [1] flag on
+  std::vector<double> cpu[2];
+  std::vector<double> wall[2];
+  double instr[2] = {NAN, NAN};  // instructions per step inside mj_step (callgrind)
+};
+using Cases = std::vector<std::unique_ptr<Case>>;
+
+// restores the warm state s (Case::state) into d
+void RestoreState(const mjModel* m, mjData* d, const std::vector<mjtNum>& s);
+
+// The models of part 1, warmed up (or with the warm state of opt.profile_state), in table order;
+// only the one named `only` (as on the command line) if not empty. A model that does not load is
+// left out, with a message on stderr.
+Cases LoadCases(const Options& opt, const std::string& only);
+
+// The --profile mode: one model, STEPS steps in timed batches from its warm state, callgrind's
+// instrumentation switched on just before them. Returns the exit status.
+int Profile(const Options& opt);
+
+// Times every case with Google Benchmark (already initialized), flag off and on interleaved,
+// opt.repetitions pairs; fills Case::cpu and Case::wall.
+void TimeCases(const Cases& cases, const Options& opt);
+
+// the warm state of a case and its nstack, for a --profile_state child
+bool WriteState(const std::string& path, const Case& c);
+
+//------------------------------------ callgrind.cc: part 1, instructions -------------------------
+
+// Fills Case::instr of the cases selected by opt.callgrind, running this program under callgrind
+// in --profile mode. Returns the note for the table, empty if nothing was selected; *failed if
+// valgrind ran but a run failed.
+std::string CountInstructions(const Cases& cases, const Options& opt, bool* failed);
+
+//------------------------------------ stack.cc: part 3, stack of long chains ---------------------
+
+// The chain lengths between which the compiler's default stack stops being enough.
+struct StackLimit {
+  bool found = false;  // false: chain300 already overflows, or chain600 does not
+  int lo = 0, hi = 0;  // the default suffices for chain(lo), not for chain(hi) = chain(lo + 1)
+  bool lo_compiles = false, hi_compiles = false;  // with the default stack
+  std::string hi_error;  // the compiler's message for chain(hi)
+};
+
+// Bisects the smallest chain whose implicit step needs more than the default stack, printing
+// each probe.
+StackLimit FindStackLimit();
+
+//------------------------------------ stiffness.cc: part 2, equal stiffness ----------------------
+
+// One row of part 2: a subject at one natural frequency.
+struct Part2Row {
+  std::string subject;
+  double fn;
+  double kp_min, kp_max;
+  double hmax;           // largest stable stock timestep found (0: none)
+  bool hmax_clipped;     // stable at the upper end of the search
+  bool flag_stable;      // flag stable at kFlagTimestep
+  double stock_rate, flag_rate;          // simulated s per wall s
+  double stock_rate_cpu, flag_rate_cpu;  // simulated s per CPU s
+  double flag_amp, flag_freq;
+};
+
+// Part 2: both subjects at f_n = 50, 100, 200 Hz.
+std::vector<Part2Row> EqualStiffness(const Options& opt);
+
+//------------------------------------ accuracy.cc: part 4, equal accuracy ------------------------
+
+// One row of part 4: a subject, f_n, zeta and error bound.
+struct Part4Row {
+  std::string subject;
+  double fn, zeta, tol;
+  double h[3];     // largest timestep meeting tol, per scheme (0: none)
+  double rate[3];  // simulated s per wall s there
+};
+
+// Part 4: both subjects at f_n = 50, 100, 200 Hz and zeta = 0.1, 0.5, 1 (smoke: one case).
+std::vector<Part4Row> EqualAccuracy(const Options& opt);
+
+//------------------------------------ report.cc: the markdown ------------------------------------
+
+// The title, the run's parameters and the table of part 1 (with its notes and the rst medians).
+void WriteCost(std::ostream& md, const Options& opt, const std::string& machine,
+               const std::string& version, const Cases& cases, const std::string& callgrind_note);
+
+// The stack table of the cases, the chain limit if found (null: not searched), the sizing note.
+void WriteStack(std::ostream& md, const Cases& cases, const StackLimit* limit);
+
+// The table of part 2.
+void WriteStiffness(std::ostream& md, const Options& opt, const std::vector<Part2Row>& rows);
+
+// The table of part 4.
+void WriteAccuracy(std::ostream& md, const std::vector<Part4Row>& rows);
+
+}  // namespace mjpos::bench
+
+#endif  // MJPOS_BENCHMARK_MJPOS_BENCH_H_

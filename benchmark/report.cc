@@ -1,0 +1,183 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// The markdown of mjpos_bench: every table and note it writes, from the results of the studies.
+
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "benchmark/mjpos_bench.h"
+
+namespace mjpos::bench {
+
+void WriteCost(std::ostream& md, const Options& opt, const std::string& machine,
+               const std::string& version, const Cases& cases, const std::string& callgrind_note) {
+  md << "# mjENBL_IMPLICITPOS benchmark results\n\n";
+  md << "- machine: " << machine << "\n";
+  md << "- source: " << version << "\n";
+  md << "- integrator: implicit; Google Benchmark " << opt.repetitions
+     << " interleaved off/on repetitions per model, " << opt.warmup
+     << " warm-up steps (flag off), batches of " << kBatchSteps
+     << " steps from the restored state; times are CPU time per step; instructions per step "
+        "inside mj_step from callgrind\n\n";
+
+  // part 1 table
+  md << "## Cost of the flag (ms per step)\n\n";
+  md << "| model | nv | h (ms) | warm-up stable | flag off: median [min, max] | "
+        "flag on: median [min, max] | on/off: median of paired ratios [min, max] | "
+        "instr/step off | instr/step on | instr ratio |\n";
+  md << "|---|---|---|---|---|---|---|---|---|---|\n";
+  std::ostringstream rst;
+  double scatter_wall = 0, scatter_cpu = 0;  // largest deviation of a time from its median
+  bool any_timed = false, any_counted = false;
+  for (auto& c : cases) {
+    bool timed = !c->cpu[0].empty() && c->cpu[0].size() == c->cpu[1].size();
+    bool counted = std::isfinite(c->instr[0] + c->instr[1]);
+    any_counted |= counted;
+    std::string instr_ratio = counted ? Fmt("%.4f", c->instr[1] / c->instr[0]) : "n/a";
+    std::string instr = Fmt("%s | %s | %s", Count(c->instr[0]).c_str(), Count(c->instr[1]).c_str(),
+                            instr_ratio.c_str());
+    if (!timed) {
+      // e.g. --benchmark_filter=NOTHING: the instruction counts alone
+      if (counted) {
+        md << Fmt("| %s | %d | %g | %s | n/a | n/a | n/a | %s |\n", c->name.c_str(), c->m->nv,
+                  1e3 * c->m->opt.timestep, c->stack.warm_stable ? "yes" : "NO", instr.c_str());
+      }
+      continue;
+    }
+    any_timed = true;
+    std::vector<double> ratio;
+    for (size_t r = 0; r < c->cpu[0].size(); r++) ratio.push_back(c->cpu[1][r] / c->cpu[0][r]);
+    for (int on = 0; on < 2; on++) {
+      for (double t : c->wall[on]) {
+        scatter_wall = std::max(scatter_wall, std::abs(t / Median(c->wall[on]) - 1));
+      }
+      for (double t : c->cpu[on]) {
+        scatter_cpu = std::max(scatter_cpu, std::abs(t / Median(c->cpu[on]) - 1));
+      }
+    }
+    double off = 1e3 * Median(c->cpu[0]), on = 1e3 * Median(c->cpu[1]);
+    md << Fmt("| %s | %d | %g | %s | %.4f [%.4f, %.4f] | %.4f [%.4f, %.4f] | %.4f [%.4f, %.4f] | "
+              "%s |\n",
+              c->name.c_str(), c->m->nv, 1e3 * c->m->opt.timestep,
+              c->stack.warm_stable ? "yes" : "NO", off, 1e3 * Min(c->cpu[0]),
+              1e3 * Max(c->cpu[0]), on, 1e3 * Min(c->cpu[1]), 1e3 * Max(c->cpu[1]),
+              Median(ratio), Min(ratio), Max(ratio), instr.c_str());
+    rst << c->name << ":\n\n"
+        << ".. csv-table::\n"
+        << "   :header: \"timing\", \"implicit\", \"implicit + implicitpos\"\n"
+        << "   :widths: auto\n"
+        << "   :align: left\n\n"
+        << Fmt("   one step (ms), %.3g, %.3g\n", off, on)
+        << Fmt("   steps/second, %.0f, %.0f\n\n", 1e3 / off, 1e3 / on);
+  }
+  md << "\n";
+  if (any_timed && opt.repetitions > 1) {
+    md << Fmt("Times scatter on a shared machine: in this run the wall-clock time per step of a "
+              "repetition strayed up to %.0f%% from its median (CPU time: %.0f%%). ",
+              100 * scatter_wall, 100 * scatter_cpu);
+    if (any_counted) md << "The instruction ratio, which is deterministic, decides. ";
+  }
+  md << callgrind_note << "\n";
+  md << "\nThe same medians as reStructuredText (style of MuJoCo's 2.3.3 changelog):\n\n```rst\n"
+     << rst.str() << "```\n\n";
+}
+
+void WriteStack(std::ostream& md, const Cases& cases, const StackLimit* limit) {
+  md << "## MuJoCo stack per implicit step (mjtNums)\n\n";
+  md << "| model | nv | nbody | default nstack | used by one step (maxuse_stack) | "
+        "nstack used here |\n|---|---|---|---|---|---|\n";
+  for (auto& c : cases) {
+    md << Fmt("| %s | %d | %d | %d | %d | %d%s |\n", c->name.c_str(), c->m->nv, c->m->nbody,
+              c->stack.default_nstack, c->stack.needed, c->nstack_used,
+              c->nstack_used != c->stack.default_nstack ? " (raised)" : "");
+  }
+  if (limit && limit->found) {
+    md << Fmt("\nChains (ChainXml, no `<size>`): the default stack suffices up to N = %d; "
+              "from N = %d on, one implicit step needs more. Checked by compiling with the "
+              "default stack: chain%d %s; chain%d %s%s%s (the compiler's own test step, "
+              "mj_step, runs out of stack).\n",
+              limit->lo, limit->hi, limit->lo, limit->lo_compiles ? "compiles" : "FAILS",
+              limit->hi, limit->hi_compiles ? "compiles" : "fails: \"", limit->hi_error.c_str(),
+              limit->hi_compiles ? "" : "\"");
+  }
+  md << "\nSizing: `<size nstack=\"S\"/>` in the model, or `m->nstack = S` before `mj_makeData`, "
+        "with S at least the used value above (mjData.maxuse_stack after a step with a large "
+        "stack); stock 2.2.2's implicit step takes about 7 nv^2 + 18 nbody nv of it "
+        "(mjd_smooth_vel's dense nv x nv matrix and mjd_rne_vel's 6 nv blocks).\n\n";
+}
+
+void WriteStiffness(std::ostream& md, const Options& opt, const std::vector<Part2Row>& rows) {
+  md << "## Throughput at equal stiffness\n\n";
+  md << Fmt("Per-joint servo gains kp_i = I_i (2 pi f_n)^2, kv_i = 2 zeta I_i (2 pi f_n), zeta = "
+            "%g, I_i = 1/(M^-1)_ii at qpos0 (mj_solveM). Initial state: set points held "
+            "(middle of the joint range, or qpos0), joints offset by +-%g rad. Stable: "
+            "mjpos::StepStable over %g s simulated. Stock h: largest stable timestep, bisected "
+            "geometrically in [%g, %g] s to a factor %g. Throughput: simulated seconds per "
+            "wall-clock second and per CPU second, over repeated "
+            "%g s trajectories (at least %g CPU s in all), median of %d interleaved "
+            "stock/flag measurements; wall time is what a user waits, CPU time is robust "
+            "to other load on the machine.\n\n",
+            opt.zeta, kPerturbation, opt.sim_seconds, kMinTimestep, kMaxTimestep,
+            opt.smoke ? 1.3 : 1.01, opt.sim_seconds, opt.smoke ? 0.0 : 0.3,
+            opt.throughput_reps);
+  md << "| model | f_n (Hz) | kp range | stock: largest stable h (ms) | flag: stable at 5 ms | "
+        "sim s / wall s: stock, flag, flag/stock | sim s / CPU s: stock, flag, flag/stock | "
+        "flag @ 5 ms, one hinge: delivered f (Hz), amplitude factor per step |\n"
+        "|---|---|---|---|---|---|---|---|\n";
+  for (const Part2Row& r : rows) {
+    md << Fmt("| %s | %g | %.3g - %.3g | %s%.3f | %s | %.1f, %.1f, **%.2f** | %.1f, %.1f, **%.2f** | "
+              "%.1f, %.3f |\n",
+              r.subject.c_str(), r.fn, r.kp_min, r.kp_max, r.hmax_clipped ? ">= " : "",
+              1e3 * r.hmax, r.flag_stable ? "yes" : "NO", r.stock_rate, r.flag_rate,
+              r.stock_rate > 0 ? r.flag_rate / r.stock_rate : NAN, r.stock_rate_cpu,
+              r.flag_rate_cpu, r.stock_rate_cpu > 0 ? r.flag_rate_cpu / r.stock_rate_cpu : NAN,
+              r.flag_freq, r.flag_amp);
+  }
+  md << Fmt("\nAt h = 5 ms the flag's trajectory is heavily damped: the frequency it delivers "
+            "saturates at pi/(2h) (%.0f Hz at 5 ms), so this table compares stability, not "
+            "fidelity.\n", 1 / (4 * kFlagTimestep));
+}
+
+void WriteAccuracy(std::ostream& md, const std::vector<Part4Row>& rows) {
+  md << "\n## Throughput at equal accuracy\n\n";
+  md << "The same subjects and servos as above (gains from f_n and zeta), the same initial offsets "
+        "of +-" << kPerturbation << " rad. Step error of a scheme at timestep h: RMS, over the "
+        "steps in the window 0 < t <= 20/w_n (at least one step, so that a larger step cannot "
+        "dilute it) and over the servos, of q - q_ref, relative to the offset; q_ref is stock "
+        "implicit at h_ref = window/4000 (h w_n = 0.005). Largest h: on a geometric grid "
+        "(factor 1.1) of multiples of h_ref, the largest up to which every h meets the bound. "
+        "Throughput: simulated seconds per wall second at that h (0.5 s trajectories, at least "
+        "0.2 CPU s). Schemes: stock `implicit`, backward Euler (`implicitpos`), weighted "
+        "(`implicitpos` + `posweight`).\n\n";
+  md << "| model | f_n (Hz) | zeta | error bound | largest h (ms): stock, BE, weighted | "
+        "h ratio: BE / stock, weighted / stock | sim s / wall s: stock, BE, weighted | "
+        "throughput: BE / stock, weighted / stock |\n"
+        "|---|---|---|---|---|---|---|---|\n";
+  for (const Part4Row& r : rows) {
+    auto ratio = [&](int s) { return r.rate[0] > 0 ? Fmt("%.2f", r.rate[s] / r.rate[0]) : "n/a"; };
+    auto hratio = [&](int s) { return r.h[0] > 0 ? Fmt("%.2f", r.h[s] / r.h[0]) : "n/a"; };
+    md << Fmt("| %s | %g | %g | %g %% | %.3f, %.3f, %.3f | ", r.subject.c_str(), r.fn, r.zeta,
+              100 * r.tol, 1e3 * r.h[0], 1e3 * r.h[1], 1e3 * r.h[2])
+       << hratio(1) << ", **" << hratio(2) << "** | "
+       << Fmt("%.1f, %.1f, %.1f | ", r.rate[0], r.rate[1], r.rate[2]) << ratio(1) << ", **"
+       << ratio(2) << "** |\n";
+  }
+}
+
+}  // namespace mjpos::bench
