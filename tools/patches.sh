@@ -34,6 +34,38 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cmd=${1:-}; dir=${2:-}
 [ -n "$cmd" ] && [ -n "$dir" ] || { sed -n '2,31p' "$0"; exit 2; }
 
+# sync_into REAL PREFIX BASE last|creator (in the working copy, the current directory): copies
+# each file REAL/<f> that differs from PREFIX<f> into the commit of BASE..HEAD that last touches
+# PREFIX<f> (last) or creates it (creator), as fixup commits squashed by git rebase --autosquash;
+# sets n to the number of files synced
+sync_into() {
+  local real=$1 prefix=$2 base=$3 pick=$4 f c i todo=()
+  local id=(-c user.name=sync -c user.email=sync@localhost)
+  git diff --quiet && git diff --cached --quiet || { echo "$PWD has uncommitted changes" >&2; exit 1; }
+  # first find every file's commit, then commit: a file without one changes nothing
+  while read -r f; do
+    cmp -s "$real/$f" "$prefix$f" && continue
+    if [ "$pick" = last ]; then
+      c=$(git log -1 --format=%H "$base..HEAD" -- "$prefix$f")
+    else
+      c=$(git log --diff-filter=A --format=%H "$base..HEAD" -- "$prefix$f" | tail -n 1)
+    fi
+    [ -n "$c" ] || { echo "$prefix$f: no commit of $base..HEAD to sync it into" >&2; exit 1; }
+    todo+=("$f" "$c")
+  done < <(cd "$real" && find . -type f | sed 's#^\./##' | sort)
+  n=0
+  for ((i = 0; i < ${#todo[@]}; i += 2)); do
+    cp "$real/${todo[i]}" "$prefix${todo[i]}"
+    git add "$prefix${todo[i]}"
+    git "${id[@]}" commit -q --fixup="${todo[i+1]}"
+    n=$((n + 1))
+  done
+  # squash the fixups (also any left by an interrupted run)
+  if [ "$n" -gt 0 ] || git log --format=%s "$base..HEAD" | grep -q '^fixup! '; then
+    GIT_SEQUENCE_EDITOR=: git "${id[@]}" rebase -q -i --autosquash "$base"
+  fi
+}
+
 case "$cmd" in
   checkout)
     pristine=${3:-$here/build/_pristine/mujoco-2.2.2}
@@ -56,26 +88,7 @@ case "$cmd" in
   sync)
     cd "$dir"
     git rev-parse -q --verify pristine >/dev/null || { echo "$dir: no 'pristine' tag" >&2; exit 1; }
-    git diff --quiet && git diff --cached --quiet || { echo "$dir has uncommitted changes" >&2; exit 1; }
-    id=(-c user.name=sync -c user.email=sync@localhost)
-    # first find every file's last commit, then commit: a file without one changes nothing
-    todo=()
-    while read -r f; do
-      cmp -s "$here/src/$f" "src/$f" && continue
-      last=$(git log -1 --format=%H pristine..HEAD -- "src/$f")
-      [ -n "$last" ] || { echo "src/$f: no commit of pristine..HEAD touches it" >&2; exit 1; }
-      todo+=("$f" "$last")
-    done < <(cd "$here/src" && find . -type f | sed 's#^\./##' | sort)
-    n=0
-    for ((i = 0; i < ${#todo[@]}; i += 2)); do
-      cp "$here/src/${todo[i]}" "src/${todo[i]}"
-      git add "src/${todo[i]}"
-      git "${id[@]}" commit -q --fixup="${todo[i+1]}"
-      n=$((n + 1))
-    done
-    if [ "$n" -gt 0 ] || git log --format=%s pristine..HEAD | grep -q '^fixup! '; then
-      GIT_SEQUENCE_EDITOR=: git "${id[@]}" rebase -q -i --autosquash pristine
-    fi
+    sync_into "$here/src" src/ pristine last
     echo "synced $n file(s) of src/ into $dir; now: tools/patches.sh export $dir"
     ;;
   build-each)
@@ -131,27 +144,7 @@ case "$cmd" in
     base=${3:?sync-upstream needs BASE}
     cd "$dir"
     base=$(git rev-parse --verify "$base^{commit}")
-    git diff --quiet && git diff --cached --quiet || { echo "$dir has uncommitted changes" >&2; exit 1; }
-    id=(-c user.name=sync -c user.email=sync@localhost)
-    # first find every file's creating commit, then commit: a file without one changes nothing
-    todo=()
-    while read -r f; do
-      cmp -s "$here/upstream/$f" "$f" && continue
-      creator=$(git log --diff-filter=A --format=%H "$base..HEAD" -- "$f" | tail -n 1)
-      [ -n "$creator" ] || { echo "$f: no commit of $base..HEAD creates it" >&2; exit 1; }
-      todo+=("$f" "$creator")
-    done < <(cd "$here/upstream" && find . -type f | sed 's#^\./##' | sort)
-    n=0
-    for ((i = 0; i < ${#todo[@]}; i += 2)); do
-      cp "$here/upstream/${todo[i]}" "${todo[i]}"
-      git add "${todo[i]}"
-      git "${id[@]}" commit -q --fixup="${todo[i+1]}"
-      n=$((n + 1))
-    done
-    # squash the fixups (also any left by an interrupted run)
-    if [ "$n" -gt 0 ] || git log --format=%s "$base..HEAD" | grep -q '^fixup! '; then
-      GIT_SEQUENCE_EDITOR=: git "${id[@]}" rebase -q -i --autosquash "$base"
-    fi
+    sync_into "$here/upstream" "" "$base" creator
     echo "synced $n file(s) of upstream/ into $dir; now: tools/patches.sh export-upstream $dir $3"
     ;;
   *) sed -n '2,31p' "$0"; exit 2 ;;
