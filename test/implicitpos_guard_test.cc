@@ -1316,6 +1316,84 @@ TEST_F(ImplicitPosGuardWeight, ScratchStaysOnItsStack) {
   EXPECT_EQ(vec_junk, vec);
 }
 
+// Catches: the weighted pass keeping the slope of an actuator that is out of scope for another
+// reason than its slope (a servo on its force clamp, a tendon servo over two branches; their
+// restoring slopes are found first), or visiting it with its zero slope, so that its term enters
+// K or its dof's weight, or a branch tendon's block leaves the pattern of M (an error).
+TEST_F(ImplicitPosGuardWeight, OutOfScopeServoStaysOutOfK) {
+  ModelPtr m = LoadModelOrFail(Model(
+      "<tendon><fixed name=\"br\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"c\" "
+      "coef=\"1\"/></fixed></tendon><actuator>" +
+      Affine("joint=\"a\"", 5, 0, -100, "forcelimited=\"true\" forcerange=\"-1e-3 1e-3\"") +
+      Affine("joint=\"b\"", 5, 0, -100) + Affine("tendon=\"br\"", 5, 0, -100) +
+      "</actuator>"));
+  ASSERT_NE(m, nullptr);
+  DataPtr d(mj_makeData(m.get()));
+  SetState(m.get(), d.get());
+  mj_forward(m.get(), d.get());
+  ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_CLAMPED);
+  ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 1, nullptr), mjPOSSCOPE_RESTORING);
+  ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 2, nullptr), mjPOSSCOPE_BRANCH);
+  for (int flags : {0, static_cast<int>(mjENBL_POSWEIGHT)}) {
+    SetEnable(m.get(), mjENBL_POSWEIGHT, flags != 0);
+    std::vector<double> k, kv;
+    EngineK(m.get(), d.get(), &k, &kv);
+    int a = m->jnt_dofadr[0], b = m->jnt_dofadr[1], c = m->jnt_dofadr[2];
+    for (int dof : {a, c}) {
+      EXPECT_EQ(k[dof * m->nv + dof], 0) << "flags " << flags << " dof " << dof;
+      EXPECT_EQ(kv[dof], 0) << "flags " << flags << " dof " << dof;
+    }
+    EXPECT_GT(k[b * m->nv + b], 0) << "flags " << flags;
+  }
+  EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0), 1);
+}
+
+// Catches: the damping of an out-of-scope servo (on its force clamp: its force, and so its
+// velocity slope, is saturated) counted into the damping of its dof's weight.
+TEST_F(ImplicitPosGuardWeight, OutOfScopeServoAddsNoDamping) {
+  const std::string clamped =
+      Affine("joint=\"a\"", 5, 0, -100, "forcelimited=\"true\" forcerange=\"-1e-3 1e-3\"");
+  const std::string servo = Affine("joint=\"b\"", 5, 0, -100);
+  ModelPtr m = LoadModelOrFail(Model("<actuator>" + clamped + servo + "</actuator>"));
+  ModelPtr m0 = LoadModelOrFail(Model("<actuator>" + servo + "</actuator>"));
+  ASSERT_NE(m, nullptr);
+  ASSERT_NE(m0, nullptr);
+  m->jnt_stiffness[0] = m0->jnt_stiffness[0] = 50;  // a spring on the clamped servo's dof
+  DataPtr d(mj_makeData(m.get())), d0(mj_makeData(m0.get()));
+  SetState(m.get(), d.get());
+  SetState(m0.get(), d0.get());
+  mj_forward(m.get(), d.get());
+  mj_forward(m0.get(), d0.get());
+  ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_CLAMPED);
+  double w = mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0);
+  EXPECT_LT(w, 1);
+  EXPECT_EQ(w, mjd_posWeight(m0.get(), d0.get(), mjOBJ_JOINT, 0));
+}
+
+// Catches: the per-dof terms placed where the chain solve of an earlier dof overwrites them
+// (three dofs, the first one's current inertia computed: no armature bounds it).
+TEST_F(ImplicitPosGuardWeight, DofTermsSurviveEarlierChainSolves) {
+  WeightTable t = ReadWeightTable();
+  ASSERT_GE(t.zeta.size(), 3u);
+  ModelPtr m = LoadModelOrFail(Model(""));
+  ASSERT_NE(m, nullptr);
+  ASSERT_EQ(m->nv, 3);
+  for (int j = 0; j < 3; ++j) m->dof_armature[j] = 0;
+  m->jnt_stiffness[0] = 50;
+  m->jnt_stiffness[2] = 20;
+  DataPtr d(mj_makeData(m.get()));
+  SetState(m.get(), d.get());
+  mj_forward(m.get(), d.get());
+  const double h = m->opt.timestep;
+  int c = m->jnt_dofadr[2];
+  std::vector<mjtNum> unit(3, 0.0), minv(3, 0.0);
+  unit[c] = 1;
+  mj_solveM(m.get(), d.get(), minv.data(), unit.data(), 1);
+  double expected = ReferenceWeight(t, h, 20, m->dof_damping[c], m->dof_invweight0[c], minv[c]);
+  EXPECT_LT(expected, 1);
+  EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 2), expected, 1e-12);
+}
+
 // Catches: weights given to terms outside the scope of K (out-of-range ids, ball joints, a
 // motor, an unknown object type) or to a tendon servo that sees no inertia (gear 0, inverse
 // weight 0): 1; a joint servo of gear 0 has its joint's weight.
