@@ -264,31 +264,34 @@ static int transmissionScope(const mjModel* m, const mjData* d, int i) {
 
 
 
-// scope of actuator i under mjENBL_IMPLICITPOS, slope = d actuator_force / d actuator_length
-int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope) {
+// d actuator_force / d actuator_length of actuator i: fixed, affine or PID gain and no or affine
+// bias (*affine), 0 for any other
+static mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* affine) {
   int gaintype = m->actuator_gaintype[i], biastype = m->actuator_biastype[i];
   const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN*i;
-  const mjtNum* biasprm = m->actuator_biasprm + mjNBIAS*i;
+  *affine = (gaintype == mjGAIN_FIXED || gaintype == mjGAIN_AFFINE ||
+             gaintype == mjGAIN_PID) &&
+            (biastype == mjBIAS_NONE || biastype == mjBIAS_AFFINE) &&
+            m->actuator_plugin[i] < 0;
+  if (!*affine) {
+    return 0;
+  }
+
+  // slope of force = gain * input + bias
   mjtNum s = 0;
-
-  // slope of force = gain * input + bias: fixed, affine or PID gain, no or affine bias
-  int affine = (gaintype == mjGAIN_FIXED || gaintype == mjGAIN_AFFINE ||
-                gaintype == mjGAIN_PID) &&
-               (biastype == mjBIAS_NONE || biastype == mjBIAS_AFFINE) &&
-               m->actuator_plugin[i] < 0;
-  int gainpos = gaintype == mjGAIN_AFFINE && gainprm[1] != 0;
-  if (affine) {
-    if (biastype == mjBIAS_AFFINE) {
-      s = biasprm[1];
-    }
-    if (gainpos) {
-      s += gainprm[1] * actuatorInput(m, d, i);
-    }
+  if (biastype == mjBIAS_AFFINE) {
+    s = m->actuator_biasprm[mjNBIAS*i + 1];
   }
-  if (slope) {
-    *slope = s;
+  if (gaintype == mjGAIN_AFFINE && gainprm[1] != 0) {
+    s += gainprm[1] * actuatorInput(m, d, i);
   }
+  return s;
+}
 
+
+
+// scope of actuator i under mjENBL_IMPLICITPOS, given its slope s and affine (actuatorSlope)
+static int actuatorScope(const mjModel* m, const mjData* d, int i, int affine, mjtNum s) {
   // disabled actuation or actuator group
   if (mjDISABLED(mjDSBL_ACTUATION) || mj_actuatorDisabled(m, i)) {
     return mjPOSSCOPE_DISABLED;
@@ -302,6 +305,9 @@ int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope
 
   // muscle, dcmotor, user or plugin gain/bias; delayed input to a position-dependent gain; PID
   // integral read early (actearly), since the next integral state depends on the length
+  int gaintype = m->actuator_gaintype[i];
+  const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN*i;
+  int gainpos = gaintype == mjGAIN_AFFINE && gainprm[1] != 0;
   int pidearly = gaintype == mjGAIN_PID && m->actuator_actearly[i] && m->actuator_actnum[i] &&
                  gainprm[0] > 0;
   if (!affine || (gainpos && m->actuator_delay[i]) || pidearly) {
@@ -313,11 +319,12 @@ int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope
     return mjPOSSCOPE_CLAMPED;
   }
 
-  // sign of the slope: restoring only, finite only
+  // sign of the slope: restoring only, finite only, and no stiffer than the factorization of
+  // M + h^2 K can resolve (h^2 |slope| <= mjMAXVAL; a 1e300 tendon servo left it singular)
   if (s == 0) {
     return mjPOSSCOPE_ZERO;
   }
-  if (!(s < 0) || !isfinite(s)) {
+  if (!(s < 0) || !isfinite(s) || -s * m->opt.timestep * m->opt.timestep > mjMAXVAL) {
     return mjPOSSCOPE_NONRESTORING;
   }
   return mjPOSSCOPE_RESTORING;
@@ -325,24 +332,48 @@ int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope
 
 
 
-//------------------------------ assembly ----------------------------------------------------------
+// 1 if actuator i contributes to K, with its slope: the slope is tested first (a motor has none,
+// a negative gain is not restoring), the transmission and the clamps only then
+static int actuatorRestoring(const mjModel* m, const mjData* d, int i, mjtNum* slope) {
+  int affine;
+  *slope = actuatorSlope(m, d, i, &affine);
+  return *slope < 0 && actuatorScope(m, d, i, affine, *slope) == mjPOSSCOPE_RESTORING;
+}
 
-// add sclK*K to mat (D pattern, or lower M pattern if lower) and sclKv*K*qvel to vec
-static void implicitPos(const mjModel* m, const mjData* d, mjtNum* mat, int lower,
-                        mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
+
+
+// scope of actuator i under mjENBL_IMPLICITPOS, slope = d actuator_force / d actuator_length
+int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope) {
+  int affine;
+  mjtNum s = actuatorSlope(m, d, i, &affine);
+  if (slope) {
+    *slope = s;
+  }
+  return actuatorScope(m, d, i, affine, s);
+}
+
+
+
+//------------------------------ position derivatives ----------------------------------------------
+
+// add sclK*K to mat (D pattern, or lower M pattern if lower) and sclKv*K*qvel to vec for
+// K = -d qfrc_actuator / dq: -slope * moment' * moment of each restoring actuator
+static void mjd_actuator_pos(const mjModel* m, const mjData* d, mjtNum* mat, int lower,
+                             mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
   const mjtNum* qvel = d->qvel;
   const int* rownnz = lower ? m->M_rownnz : m->D_rownnz;
   const int* rowadr = lower ? m->M_rowadr : m->D_rowadr;
   const int* colind = lower ? m->M_colind : m->D_colind;
   int sleep_filter = mjENABLED(mjENBL_SLEEP) && d->ntree_awake < m->ntree;
 
-  // actuators: K += -slope * moment' * moment
   for (int i=0; i < m->nactuator; i++) {
     if (sleep_filter && mj_sleepState(m, d, mjOBJ_ACTUATOR, i) == mjS_ASLEEP) {
       continue;
     }
+
+    // restoring slope and scope, the slope tested first (motors have none)
     mjtNum slope;
-    if (mjd_actuatorPosScope(m, d, i, &slope) != mjPOSSCOPE_RESTORING) {
+    if (!actuatorRestoring(m, d, i, &slope)) {
       continue;
     }
 
@@ -371,11 +402,22 @@ static void implicitPos(const mjModel* m, const mjData* d, mjtNum* mat, int lowe
       }
     }
   }
+}
 
-  // joint stiffness of hinges and slides: diagonal, d(x * polyForce(x)) / dx
+
+
+// add sclK*K to mat (D pattern, or lower M pattern if lower) and sclKv*K*qvel to vec for
+// K = -d qfrc_passive / dq: the stiffness of hinges and slides, diagonal, d(x * polyForce(x)) / dx
+static void mjd_passive_pos(const mjModel* m, const mjData* d, mjtNum* mat, int lower,
+                            mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
   if (mjDISABLED(mjDSBL_SPRING)) {
     return;
   }
+  const int* rownnz = lower ? m->M_rownnz : m->D_rownnz;
+  const int* rowadr = lower ? m->M_rowadr : m->D_rowadr;
+  const int* colind = lower ? m->M_colind : m->D_colind;
+  int sleep_filter = mjENABLED(mjENBL_SLEEP) && d->ntree_awake < m->ntree;
+
   for (int j=0; j < m->njnt; j++) {
     if (!isScalar(m, j) || (sleep_filter && mj_sleepState(m, d, mjOBJ_JOINT, j) == mjS_ASLEEP)) {
       continue;
@@ -385,26 +427,32 @@ static void implicitPos(const mjModel* m, const mjData* d, mjtNum* mat, int lowe
     if (stiffness == 0 && mju_isZero(spoly, mjNPOLY)) {
       continue;
     }
+
+    // restoring, finite, and no stiffer than the factorization can resolve (h^2 k <= mjMAXVAL)
     int padr = m->jnt_qposadr[j], dof = m->jnt_dofadr[j];
     mjtNum k = mjd_xPolyForce(stiffness, spoly, d->qpos[padr] - m->qpos_spring[padr], mjNPOLY, 0);
-    if (!(k > 0) || !isfinite(k)) {
+    if (!(k > 0) || !isfinite(k) || k * m->opt.timestep * m->opt.timestep > mjMAXVAL) {
       continue;
     }
     if (mat) {
       addSparse(mat, rownnz, rowadr, colind, lower, dof, dof, sclK * k);
     }
     if (vec) {
-      vec[dof] += sclKv * (k * qvel[dof]);
+      vec[dof] += sclKv * (k * d->qvel[dof]);
     }
   }
 }
 
 
 
+//------------------------------ main entry points -------------------------------------------------
+
 // add sclK*K to matD (D pattern) and sclKv*K*qvel to vec, K = -d(qfrc_actuator+qfrc_passive)/dq
 void mjd_implicitPos(const mjModel* m, const mjData* d,
                      mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
-  implicitPos(m, d, matD, /* lower = */ 0, sclK, vec, sclKv);
+  // by force class
+  mjd_actuator_pos(m, d, matD, /* lower = */ 0, sclK, vec, sclKv);
+  mjd_passive_pos(m, d, matD, /* lower = */ 0, sclK, vec, sclKv);
 }
 
 
@@ -412,5 +460,7 @@ void mjd_implicitPos(const mjModel* m, const mjData* d,
 // add the lower triangle of sclK*K to matM (lower M pattern) and sclKv*K*qvel to vec
 void mjd_implicitPosM(const mjModel* m, const mjData* d,
                       mjtNum* matM, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
-  implicitPos(m, d, matM, /* lower = */ 1, sclK, vec, sclKv);
+  // by force class
+  mjd_actuator_pos(m, d, matM, /* lower = */ 1, sclK, vec, sclKv);
+  mjd_passive_pos(m, d, matM, /* lower = */ 1, sclK, vec, sclKv);
 }

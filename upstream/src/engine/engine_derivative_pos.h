@@ -24,13 +24,14 @@ extern "C" {
 #endif
 
 // Position stiffness used by mjENBL_IMPLICITPOS: K = -d (qfrc_actuator + qfrc_passive) / d qpos,
-// restricted to the forces whose derivative is exact and restoring: hinge/slide joint stiffness,
-// and SISO actuators with fixed, affine or PID gain and no or affine bias on hinge/slide joints,
-// on fixed tendons along one kinematic chain, or on translational site transmissions whose
-// refsite is on the site's chain (hinges and slides between them), not on a forcerange,
-// jnt_actfrcrange or tendon_actfrcrange clamp. For site transmissions, whose moment depends on
-// qpos, the geometric term force * d moment / d qpos is left out. K is symmetric, positive
-// semidefinite and has the sparsity of M. Sleeping actuators and joints are skipped.
+// restricted to the forces whose derivative is exact, restoring, finite and no stiffer than the
+// factorization can resolve (h^2 * stiffness <= mjMAXVAL): hinge/slide joint stiffness, and SISO
+// actuators with fixed, affine or PID gain and no or affine bias on hinge/slide joints, on fixed
+// tendons along one kinematic chain, or on translational site transmissions whose refsite is on
+// the site's chain (hinges and slides between them), not on a forcerange, jnt_actfrcrange or
+// tendon_actfrcrange clamp. For site transmissions, whose moment depends on qpos, the geometric
+// term force * d moment / d qpos is left out. K is symmetric, positive semidefinite and has the
+// sparsity of M. Sleeping actuators and joints are skipped.
 // Requires mj_fwdActuation on the same state: slopes and clamps are read from its outputs.
 // Adds sclK * K to matD (D pattern, as qLU) and sclKv * K * qvel to vec; either may be NULL.
 MJAPI void mjd_implicitPos(const mjModel* m, const mjData* d,
@@ -44,7 +45,8 @@ MJAPI void mjd_implicitPosM(const mjModel* m, const mjData* d,
 typedef enum mjtPosScope_ {
   mjPOSSCOPE_RESTORING = 0,       // in scope, restoring slope: contributes to K
   mjPOSSCOPE_ZERO,                // in scope, zero slope (e.g. a motor): nothing to add
-  mjPOSSCOPE_NONRESTORING,        // in scope, slope positive or not finite: left explicit
+  mjPOSSCOPE_NONRESTORING,        // in scope, slope positive, not finite or beyond the bound
+                                  // -h^2 * slope <= mjMAXVAL: left explicit
   mjPOSSCOPE_CLAMPED,             // on a forcerange or actfrcrange clamp: left explicit
   mjPOSSCOPE_GAINBIAS,            // muscle, dcmotor, user or plugin gain/bias, delayed input
                                   // to a position-dependent gain, PID integral with actearly

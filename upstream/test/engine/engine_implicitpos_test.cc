@@ -679,6 +679,95 @@ TEST_F(ImplicitPosTest, BitIdenticalOutOfScope) {
   }
 }
 
+// two hinges with a fixed-tendon position servo over both (kp), and a separate hinge with a spring
+// (stiffness), h = 5 ms, gravity on
+std::string StiffArm(double kp, double stiffness) {
+  char xml[2048];
+  std::snprintf(xml, sizeof(xml), R"(
+  <mujoco>
+    <option timestep="5e-3" gravity="0 0 -9.81"/>
+    <worldbody>
+      <body>
+        <joint name="j0" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 .3 0 0" size=".03"/>
+        <body pos=".3 0 0">
+          <joint name="j1" axis="0 1 0"/>
+          <geom type="capsule" fromto="0 0 0 .3 0 0" size=".03"/>
+        </body>
+      </body>
+      <body pos="0 1 0">
+        <joint name="spring" axis="0 1 0" stiffness="%.17g"/>
+        <geom type="capsule" fromto="0 0 0 .3 0 0" size=".03"/>
+      </body>
+    </worldbody>
+    <tendon>
+      <fixed name="t">
+        <joint joint="j0" coef="1"/>
+        <joint joint="j1" coef="1"/>
+      </fixed>
+    </tendon>
+    <actuator>
+      <position tendon="t" kp="%.17g"/>
+    </actuator>
+  </mujoco>
+  )", stiffness, kp);
+  return xml;
+}
+
+// stiffness bound: a servo slope or a spring with h^2 * stiffness > mjMAXVAL is left explicit
+// (NONRESTORING), as stock: a 1e300 tendon servo would leave M + h^2 K singular in the
+// factorization. Just inside the bound (h^2 * stiffness = 1e9) both are in K and the flag acts.
+// The servo is at its setpoint and the spring at rest, so that the stock step is finite.
+// Catches: the bound missing for the actuators or the springs, or cutting below mjMAXVAL.
+TEST_F(ImplicitPosTest, StiffnessBound) {
+  const double h = 5e-3;
+  for (double stiffness : {1e300, 1e9 / (h*h)}) {
+    bool in_scope = stiffness*h*h <= mjMAXVAL;
+    MjModelPtr model = LoadModelFromString(StiffArm(stiffness, stiffness));
+    ASSERT_THAT(model, NotNull());
+    ASSERT_EQ(model->opt.timestep, h);
+
+    // scope of the servo, and K * qvel with a unit qvel (no step)
+    SetFlag(model.get(), true);
+    MjDataPtr data = MakeData(model);
+    mj_forward(model.get(), data.get());
+    mjtNum slope;
+    EXPECT_EQ(mjd_actuatorPosScope(model.get(), data.get(), 0, &slope),
+              in_scope ? mjPOSSCOPE_RESTORING : mjPOSSCOPE_NONRESTORING) << stiffness;
+    EXPECT_EQ(slope, -stiffness);
+    // tendon dofs: kp * (1 + 1), spring dof: stiffness
+    int spring = model->jnt_dofadr[mj_name2id(model.get(), mjOBJ_JOINT, "spring")];
+    std::vector<mjtNum> kv(model->nv, 0);
+    for (int i = 0; i < model->nv; ++i) data->qvel[i] = 1;
+    mjd_implicitPos(model.get(), data.get(), nullptr, 0, kv.data(), 1);
+    for (int i = 0; i < model->nv; ++i) {
+      double ref = in_scope ? (i == spring ? 1 : 2)*stiffness : 0;
+      EXPECT_EQ(kv[i], ref) << "stiffness " << stiffness << " dof " << i;
+    }
+
+    // one step from rest: bit-identical to stock beyond the bound, changed by the flag inside
+    for (int integrator : {mjINT_IMPLICIT, mjINT_IMPLICITFAST}) {
+      model->opt.integrator = integrator;
+      std::vector<mjtNum> qvel[2];
+      for (bool on : {false, true}) {
+        SetFlag(model.get(), on);
+        MjDataPtr step = MakeData(model);
+        mj_step(model.get(), step.get());
+        qvel[on].assign(step->qvel, step->qvel + model->nv);
+        for (mjtNum v : qvel[on]) EXPECT_TRUE(std::isfinite(v));
+      }
+      for (int i = 0; i < model->nv; ++i) {
+        if (in_scope) {
+          EXPECT_GT(RelErr(qvel[1][i], qvel[0][i]), 1e-3)
+              << "integrator " << integrator << " dof " << i;
+        } else {
+          EXPECT_EQ(qvel[1][i], qvel[0][i]) << "integrator " << integrator << " dof " << i;
+        }
+      }
+    }
+  }
+}
+
 // the scope verdict and slope of each kind of actuator, and with actuation disabled
 // (no step: meant to pass with the hooks in mj_implicitSkip reverted)
 // Catches: a wrong scope verdict or slope for a kind of actuator gain, bias, input or transmission.
