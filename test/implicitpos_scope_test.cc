@@ -54,6 +54,22 @@ std::vector<mjtNum> Trajectory(const mjModel* m, bool flag, int n) {
   return out;
 }
 
+// Trajectory with the flag off ([0]) and on ([1]), and the MuJoCo warnings each run raised
+struct OffOn {
+  std::vector<mjtNum> state[2];
+  std::vector<std::string> warnings[2];
+};
+
+OffOn TrajectoriesOffOn(const mjModel* m, int n) {
+  OffOn r;
+  for (bool on : {false, true}) {
+    WarningCapture capture;
+    r.state[on] = Trajectory(m, on, n);
+    r.warnings[on] = capture.messages();
+  }
+  return r;
+}
+
 bool BitIdentical(const std::vector<mjtNum>& a, const std::vector<mjtNum>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(mjtNum)) == 0;
 }
@@ -113,21 +129,13 @@ TEST_P(ScopeTest, ExcludedIsBitIdenticalIncludedIsNot) {
 
   // trajectories: excluded configurations identical to flag off, warnings included, included
   // ones not; the stiff servos make stock diverge, and the flag too where it leaves them out
-  std::vector<mjtNum> state[2];
-  std::vector<std::string> warnings[2];
-  for (bool on : {false, true}) {
-    WarningCapture capture;
-    state[on] = Trajectory(m.get(), on, 300);
-    warnings[on] = capture.messages();
-  }
-  const std::vector<mjtNum>& off = state[0];
-  const std::vector<mjtNum>& on = state[1];
-  EXPECT_EQ(BitIdentical(off, on), !c.config.changes) << c.config.name;
-  for (mjtNum x : on) EXPECT_TRUE(std::isfinite(x)) << c.config.name;
+  OffOn r = TrajectoriesOffOn(m.get(), 300);
+  EXPECT_EQ(BitIdentical(r.state[0], r.state[1]), !c.config.changes) << c.config.name;
+  for (mjtNum x : r.state[1]) EXPECT_TRUE(std::isfinite(x)) << c.config.name;
   if (c.config.changes) {
-    EXPECT_THAT(warnings[1], ::testing::IsEmpty()) << c.config.name;
+    EXPECT_THAT(r.warnings[1], ::testing::IsEmpty()) << c.config.name;
   } else {
-    EXPECT_EQ(warnings[1], warnings[0]) << c.config.name;
+    EXPECT_EQ(r.warnings[1], r.warnings[0]) << c.config.name;
   }
 }
 
@@ -151,15 +159,9 @@ TEST_F(ImplicitPosIntegrators, EulerAndRk4IgnoreFlag) {
     ASSERT_NE(m, nullptr);
     for (int integrator : {mjINT_EULER, mjINT_RK4}) {
       m->opt.integrator = integrator;
-      std::vector<mjtNum> state[2];
-      std::vector<std::string> warnings[2];
-      for (bool on : {false, true}) {
-        WarningCapture capture;
-        state[on] = Trajectory(m.get(), on, 200);
-        warnings[on] = capture.messages();
-      }
-      EXPECT_TRUE(BitIdentical(state[0], state[1])) << xml << " integrator " << integrator;
-      EXPECT_EQ(warnings[1], warnings[0]) << xml << " integrator " << integrator;
+      OffOn r = TrajectoriesOffOn(m.get(), 200);
+      EXPECT_TRUE(BitIdentical(r.state[0], r.state[1])) << xml << " integrator " << integrator;
+      EXPECT_EQ(r.warnings[1], r.warnings[0]) << xml << " integrator " << integrator;
       ++checked;
     }
   }
