@@ -428,6 +428,42 @@ TEST_F(PosWeight, DiscreteInverseMirrorsTheWeights) {
   EXPECT_GT(RelDiff(d->qfrc_inverse, applied.data(), m->nv), 1e-6);
 }
 
+// Catches: a cached weight (d->qposweight) outliving what it was read for: after the gains,
+// the damping or the timestep change, stepping on with the cache equals stepping on without it,
+// bit for bit.
+TEST_F(PosWeight, CachedWeightFollowsTheModel) {
+  std::string error;
+  ModelPtr m(LoadXmlString(GearTendonArmXml(300, 0.5, 0.005), &error));
+  ASSERT_NE(m, nullptr) << error;
+  SetScheme(m.get(), kWeighted);
+  const int nv = m->nv;
+
+  // steps on from the state of `from` with its cache, and with the cache cleared
+  auto step_on = [&](mjData* from) {
+    DataPtr fresh(mj_makeData(m.get()));
+    mj_copyData(fresh.get(), m.get(), from);
+    mju_zero(fresh->qposweight, 4 * nv);
+    for (int k = 0; k < 20; ++k) {
+      mj_step(m.get(), from);
+      mj_step(m.get(), fresh.get());
+    }
+    return std::vector<double>(from->qpos, from->qpos + m->nq) ==
+           std::vector<double>(fresh->qpos, fresh->qpos + m->nq);
+  };
+
+  DataPtr d(mj_makeData(m.get()));
+  for (int u = 0; u < m->nu; ++u) d->ctrl[u] = 0.3;
+  for (int k = 0; k < 20; ++k) mj_step(m.get(), d.get());
+  m->actuator_gainprm[0] *= 4;
+  m->actuator_biasprm[1] *= 4;
+  EXPECT_TRUE(step_on(d.get())) << "gain";
+  m->actuator_biasprm[2] *= 3;
+  m->dof_damping[1] *= 2;
+  EXPECT_TRUE(step_on(d.get())) << "damping";
+  m->opt.timestep *= 0.5;
+  EXPECT_TRUE(step_on(d.get())) << "timestep";
+}
+
 // Catches: the mode acting without mjENBL_IMPLICITPOS (documented as a no-op), or under Euler.
 TEST_F(PosWeight, NoEffectWithoutImplicitPos) {
   std::string error;

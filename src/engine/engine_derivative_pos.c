@@ -345,15 +345,9 @@ static const mjtNum posw_theta[mjPOSW_NZETA][mjPOSW_NU] = {
 
 
 
-// theta for a term of stiffness k > 0, damping c >= 0 and inverse inertia invweight at timestep h;
-// bilinear in (log10(h w_n), zeta), clamped to the table; 1 (backward Euler) if not finite
-static mjtNum posWeight(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight) {
-  mjtNum hw2 = h * h * k * invweight;  // (h w_n)^2
-  mjtNum zeta = 0.5 * c * mju_sqrt(invweight / k);
-  if (!isfinite(hw2) || !isfinite(zeta) || !(invweight > 0)) {
-    return 1;
-  }
-
+// theta of the table at (h w_n)^2 = hw2 >= 0 and zeta >= 0, both finite: bilinear in
+// (log10(h w_n), zeta), clamped to the table (hw2 = 0: the first column)
+static mjtNum posWeightTable(mjtNum hw2, mjtNum zeta) {
   // column: log10(h w_n) = 0.5 log10(e) log((h w_n)^2) on the table's grid
   mjtNum u = hw2 > 0 ? (0.21714724095162590 * mju_log(hw2) - mjPOSW_U0) / mjPOSW_DU : 0;
   u = mjMAX(0, mjMIN(u, mjPOSW_NU - 1));
@@ -441,17 +435,54 @@ static mjtNum armatureBound(const mjModel* m, const mjtNum* moment, const int* j
 
 
 
-// weight of a term: accuracy from the table at the model's inverse inertia (invweight0, at
-// qpos0: a model constant, as the constraint solver's regularization), then raised to the floor
-// at the current configuration; the current inverse inertia (chain of dof `deep`, moment NULL
-// for a unit moment on it) is computed only if the armature bound leaves the floor in question
-static mjtNum termWeight(const mjModel* m, const mjData* d, mjtNum k, mjtNum c, mjtNum invweight0,
-                         mjtNum bound, const mjtNum* moment, int deep, mjtNum* scratch) {
-  mjtNum h = m->opt.timestep;
-  mjtNum theta = posWeight(h, k, c, invweight0);
-  if (theta < posWeightFloor(h, k, c, bound)) {
+// table weight of a term of stiffness k > 0 and damping c >= 0 at the model's inverse inertia
+// (invweight0, at qpos0: a model constant, as the constraint solver's regularization); 1
+// (backward Euler) where (h w_n)^2 or zeta is not finite or invweight0 not positive (an
+// underflow of (h w_n)^2 to 0 reads the table's first column). *ratio: the stability floor
+// (posWeightFloor) exceeds theta where the current inverse inertia exceeds ratio * invweight0.
+// cache (4 numbers, NULL for none): the (h w_n)^2, zeta, theta and ratio of the last lookup, found
+// again only when (h w_n)^2 or zeta change; the weight is the same with or without it
+static mjtNum posWeight(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight0, mjtNum* cache,
+                        mjtNum* ratio) {
+  mjtNum hw2 = h * h * k * invweight0;  // (h w_n)^2 at qpos0
+  mjtNum zeta = 0.5 * c * mju_sqrt(invweight0 / k);
+
+  // the same term as the last lookup (never a zeroed cache: hw2 > 0)
+  if (cache && hw2 > 0 && cache[0]==hw2 && cache[1]==zeta) {
+    *ratio = cache[3];
+    return cache[2];
+  }
+
+  // not finite: backward Euler, above every floor
+  if (!isfinite(hw2) || !isfinite(zeta) || !(invweight0 > 0)) {
+    *ratio = INFINITY;
+    return 1;
+  }
+
+  // the table, and the ratio: floor > theta iff 1 / (hw2 ratio) < 1/2 - theta - zeta / h w_n
+  mjtNum theta = posWeightTable(hw2, zeta);
+  mjtNum margin = 0.5 - theta - zeta / mju_sqrt(hw2);
+  *ratio = margin > 0 ? 1 / (hw2 * margin) : INFINITY;
+  if (cache) {
+    cache[0] = hw2;
+    cache[1] = zeta;
+    cache[2] = theta;
+    cache[3] = *ratio;
+  }
+  return theta;
+}
+
+
+
+// weight of a term: its table weight theta (posWeight), raised to the floor at the current
+// configuration where the bound on its inverse inertia exceeds ratio * invweight0; the current
+// inverse inertia (chain of dof `deep`, moment NULL for a unit moment on it) is computed only then
+static mjtNum termWeight(const mjModel* m, const mjData* d, mjtNum theta, mjtNum ratio,
+                         mjtNum k, mjtNum c, mjtNum invweight0, mjtNum bound,
+                         const mjtNum* moment, int deep, mjtNum* scratch) {
+  if (bound > ratio * invweight0) {
     mjtNum invweight = chainInvWeight(m, d, moment, deep, scratch);
-    theta = mjMAX(theta, posWeightFloor(h, k, c, invweight));
+    theta = mjMAX(theta, posWeightFloor(m->opt.timestep, k, c, invweight));
   }
   return theta;
 }
@@ -487,38 +518,34 @@ static mjtNum tendonWeight(const mjModel* m, const mjData* d, int i, mjtNum slop
     deep = mjMAX(deep, m->jnt_dofadr[m->wrap_objid[a]]);
   }
   mjtNum gear = m->actuator_gear[6*i];
-  return termWeight(m, d, -slope, mjMAX(actuatorDamping(m, d, i, bad), 0),
-                    gear * gear * m->tendon_invweight0[id],
-                    armatureBound(m, moment, m->wrap_objid + adr, num), moment, deep,
-                    scratch);
+  mjtNum k = -slope, c = mjMAX(actuatorDamping(m, d, i, bad), 0);
+  mjtNum invweight0 = gear * gear * m->tendon_invweight0[id], ratio;
+  mjtNum theta = posWeight(m->opt.timestep, k, c, invweight0, NULL, &ratio);
+  return termWeight(m, d, theta, ratio, k, c, invweight0,
+                    armatureBound(m, moment, m->wrap_objid + adr, num), moment, deep, scratch);
 }
 
 
 
-// restoring slope of every actuator (actuatorRestoring), 0 for one that adds nothing to K
-static void actuatorSlopes(const mjModel* m, const mjData* d, int* bad, mjtNum* slope) {
+// the restoring slope of every actuator (actuatorRestoring; 0 for one that adds nothing to K),
+// and the terms of K on one dof alone, in joint space, for every dof: stiffness kdof (servos with
+// a joint transmission, -slope gear^2, and the joint's spring) and damping cdof (their velocity
+// slopes times gear^2, and the joint's damping); kdof is 0 where no such term is in scope;
+// returns the number of fixed-tendon servos with a restoring slope; kdof and cdof are one array
+// of 2*nv (cdof = kdof + nv)
+static int dofTerms(const mjModel* m, const mjData* d, int* bad, mjtNum* slope, mjtNum* kdof) {
+  int nv = m->nv, ntendon = 0;
+  mjtNum* cdof = kdof + nv;
+  mju_zero(kdof, 2*nv);
+
+  // servos on one joint; fixed-tendon servos counted
   for (int i=0; i<m->nu; i++) {
     if (!actuatorRestoring(m, d, i, slope + i, bad)) {
       slope[i] = 0;
+      continue;
     }
-  }
-}
-
-
-
-// the terms of K on one dof alone, in joint space, for every dof: stiffness kdof (servos with a
-// joint transmission, -slope gear^2, and the joint's spring) and damping cdof (their velocity
-// slopes times gear^2, and the joint's damping); kdof is 0 where no such term is in scope;
-// slope: actuatorSlopes
-static void dofTerms(const mjModel* m, const mjData* d, const mjtNum* slope, int* bad,
-                     mjtNum* kdof, mjtNum* cdof) {
-  int nv = m->nv;
-  mju_zero(kdof, nv);
-  mju_zero(cdof, nv);
-
-  // servos on one joint
-  for (int i=0; i<m->nu; i++) {
-    if (m->actuator_trntype[i]==mjTRN_TENDON || !(slope[i] < 0)) {
+    if (m->actuator_trntype[i]==mjTRN_TENDON) {
+      ntendon++;
       continue;
     }
     int dof = m->jnt_dofadr[m->actuator_trnid[2*i]];
@@ -537,34 +564,29 @@ static void dofTerms(const mjModel* m, const mjData* d, const mjtNum* slope, int
       }
     }
   }
+  return ntendon;
 }
 
 
 
-// weight of the term on dof alone, of joint-space stiffness k > 0 and damping c
-static mjtNum dofWeight(const mjModel* m, const mjData* d, int dof, mjtNum k, mjtNum c,
-                        mjtNum* scratch) {
-  int jnt = m->dof_jntid[dof];
-  return termWeight(m, d, k, mjMAX(c, 0), m->dof_invweight0[dof],
-                    armatureBound(m, NULL, &jnt, 1), NULL, dof, scratch);
-}
-
-
-
-// weight of the terms on each dof alone (1 where there are none); slope: actuatorSlopes
-static void dofWeights(const mjModel* m, mjData* d, const mjtNum* slope, int* bad,
-                       mjtNum* weight) {
+// weight of the terms on each dof alone (kdof, cdof: dofTerms), 1 where there are none; cache: 4
+// numbers per dof (posWeight), NULL for none; scratch: 2*nv
+static void dofWeights(const mjModel* m, const mjData* d, const mjtNum* kdof, const mjtNum* cdof,
+                       mjtNum* cache, mjtNum* weight, mjtNum* scratch) {
   int nv = m->nv;
-  mjMARKSTACK;
-  mjtNum* scratch = mj_stackAlloc(d, 4*nv);
-  mjtNum* kdof = scratch + 2*nv;
-  mjtNum* cdof = scratch + 3*nv;
-
-  dofTerms(m, d, slope, bad, kdof, cdof);
   for (int dof=0; dof<nv; dof++) {
-    weight[dof] = kdof[dof] > 0 ? dofWeight(m, d, dof, kdof[dof], cdof[dof], scratch) : 1;
+    if (!(kdof[dof] > 0)) {
+      weight[dof] = 1;
+      continue;
+    }
+
+    // table weight, then the floor where the armature bound leaves it in question
+    int jnt = m->dof_jntid[dof];
+    mjtNum k = kdof[dof], c = mjMAX(cdof[dof], 0), invweight0 = m->dof_invweight0[dof], ratio;
+    mjtNum theta = posWeight(m->opt.timestep, k, c, invweight0, cache ? cache+4*dof : NULL, &ratio);
+    weight[dof] = termWeight(m, d, theta, ratio, k, c, invweight0,
+                             armatureBound(m, NULL, &jnt, 1), NULL, dof, scratch);
   }
-  mjFREESTACK;
 }
 
 
@@ -595,10 +617,10 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
   // a term on one dof: all of that dof's
   if (dof>=0) {
     mjtNum* slope = mj_stackAlloc(d, m->nu);
-    mjtNum* dofweight = mj_stackAlloc(d, nv);
-    actuatorSlopes(m, d, &bad, slope);
-    dofWeights(m, d, slope, &bad, dofweight);
-    weight = dofweight[dof];
+    mjtNum* terms = mj_stackAlloc(d, 3*nv);  // kdof, cdof, dofweight
+    dofTerms(m, d, &bad, slope, terms);
+    dofWeights(m, d, terms, terms + nv, NULL, terms + 2*nv, scratch);
+    weight = terms[2*nv + dof];
   }
 
   mjFREESTACK;
@@ -610,17 +632,16 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
 //------------------------------ position derivatives ----------------------------------------------
 
 // add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec for K = -d qfrc_actuator / dq;
-// slope: actuatorSlopes, NULL to find each here; weight: accuracy weights of the terms on each
-// dof (mjENBL_POSWEIGHT; each fixed-tendon servo is then weighted on its own), NULL for none
-static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
-                             const mjtNum* weight, int* bad,
-                             mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
+// slope: dofTerms, NULL to find each here; weighted (mjENBL_POSWEIGHT): each fixed-tendon
+// servo is weighted on its own, and the servos on one joint are left to mjd_dof_pos
+static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes, int weighted,
+                             int* bad, mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
   int nv = m->nv;
   const mjtNum* qvel = d->qvel;
 
   // weighted: scratch for the tendon servos' weights
   mjMARKSTACK;
-  mjtNum* scratch = weight ? mj_stackAlloc(d, 2*nv) : NULL;
+  mjtNum* scratch = weighted ? mj_stackAlloc(d, 2*nv) : NULL;
 
   // K += -slope * moment' * moment
   for (int i=0; i<m->nu; i++) {
@@ -639,11 +660,11 @@ static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
 
     // joint transmission: one diagonal element
     if (m->actuator_trntype[i]!=mjTRN_TENDON) {
+      if (weighted) {
+        continue;
+      }
       int dof = m->jnt_dofadr[id];
       mjtNum km = -slope * moment[dof];
-      if (weight) {
-        km *= weight[dof];
-      }
       if (matD) {
         addD(d, matD, dof, dof, sclK * (km * moment[dof]));
       }
@@ -654,7 +675,7 @@ static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
     }
 
     // accuracy weight: scales the term in the matrix and the shift alike
-    if (weight) {
+    if (weighted) {
       slope *= tendonWeight(m, d, i, slope, bad, scratch);
     }
 
@@ -688,8 +709,8 @@ static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
 
 
 // add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec for K = -d qfrc_passive / dq: the
-// stiffness of hinges and slides, diagonal; weight: as in mjd_actuator_pos
-static void mjd_passive_pos(const mjModel* m, const mjData* d, const mjtNum* weight,
+// stiffness of hinges and slides, diagonal
+static void mjd_passive_pos(const mjModel* m, const mjData* d,
                             mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
   for (int j=0; j<m->njnt && !mjDISABLED(mjDSBL_PASSIVE); j++) {
     if (jointPosScope(m, j)!=mjPOSSCOPE_RESTORING) {
@@ -697,14 +718,33 @@ static void mjd_passive_pos(const mjModel* m, const mjData* d, const mjtNum* wei
     }
     int dof = m->jnt_dofadr[j];
     mjtNum stiffness = m->jnt_stiffness[j];
-    if (weight) {
-      stiffness *= weight[dof];
-    }
     if (matD) {
       addD(d, matD, dof, dof, sclK * stiffness);
     }
     if (vec) {
       vec[dof] += sclKv * (stiffness * d->qvel[dof]);
+    }
+  }
+}
+
+
+
+// add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec for the terms of K on one dof alone
+// under mjENBL_POSWEIGHT: its joint servos and its spring, summed in kdof (dofTerms) and weighted
+// together by weight (dofWeights), one diagonal element per dof
+static void mjd_dof_pos(const mjModel* m, const mjData* d, const mjtNum* kdof,
+                        const mjtNum* weight, mjtNum* matD, mjtNum sclK, mjtNum* vec,
+                        mjtNum sclKv) {
+  for (int dof=0; dof<m->nv; dof++) {
+    if (!(kdof[dof] > 0)) {
+      continue;
+    }
+    mjtNum k = weight[dof] * kdof[dof];
+    if (matD) {
+      addD(d, matD, dof, dof, sclK * k);
+    }
+    if (vec) {
+      vec[dof] += sclKv * (k * d->qvel[dof]);
     }
   }
 }
@@ -718,19 +758,26 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
                      mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
   int bad = -1;  // controls bad (actuatorInput), found on first use
 
-  // weighted: the slopes found once, and one weight for the terms on each dof
-  mjMARKSTACK;
-  mjtNum *slope = NULL, *weight = NULL;
-  if (mjENABLED(mjENBL_POSWEIGHT)) {
-    slope = mj_stackAlloc(d, m->nu);
-    weight = mj_stackAlloc(d, m->nv);
-    actuatorSlopes(m, d, &bad, slope);
-    dofWeights(m, d, slope, &bad, weight);
+  // unweighted: by force class
+  if (!mjENABLED(mjENBL_POSWEIGHT)) {
+    mjd_actuator_pos(m, d, NULL, 0, &bad, matD, sclK, vec, sclKv);
+    mjd_passive_pos(m, d, matD, sclK, vec, sclKv);
+    return;
   }
 
-  // by force class
-  mjd_actuator_pos(m, d, slope, weight, &bad, matD, sclK, vec, sclKv);
-  mjd_passive_pos(m, d, weight, matD, sclK, vec, sclKv);
-
+  // weighted: the slopes found once, the terms on each dof with one weight (its table value
+  // cached in d->qposweight), then each fixed-tendon servo with its own
+  int nv = m->nv;
+  mjMARKSTACK;
+  mjtNum* slope = mj_stackAlloc(d, m->nu + 5*nv);
+  mjtNum* kdof = slope + m->nu;       // kdof, cdof (dofTerms)
+  mjtNum* weight = kdof + 2*nv;
+  mjtNum* scratch = weight + nv;      // 2*nv for dofWeights
+  int ntendon = dofTerms(m, d, &bad, slope, kdof);
+  dofWeights(m, d, kdof, kdof + nv, d->qposweight, weight, scratch);
+  mjd_dof_pos(m, d, kdof, weight, matD, sclK, vec, sclKv);
+  if (ntendon) {
+    mjd_actuator_pos(m, d, slope, 1, &bad, matD, sclK, vec, sclKv);
+  }
   mjFREESTACK;
 }
