@@ -959,6 +959,20 @@ void Lighten(mjModel* m, double scale) {
   for (int i = 0; i < m->nv; ++i) m->dof_armature[i] /= scale;
 }
 
+// every mass, inertia, armature, gain, spring and damping `scale` times larger: the same weights
+// (they depend on k invweight and c^2 invweight / k), at inverse inertias `scale` times smaller
+void Heavier(mjModel* m, double scale) {
+  Lighten(m, 1 / scale);
+  for (int i = 0; i < m->nu; ++i) {
+    for (int p = 0; p < 3; ++p) {
+      m->actuator_gainprm[mjNGAIN * i + p] *= scale;
+      m->actuator_biasprm[mjNBIAS * i + p] *= scale;
+    }
+  }
+  for (int j = 0; j < m->njnt; ++j) m->jnt_stiffness[j] *= scale;
+  for (int i = 0; i < m->nv; ++i) m->dof_damping[i] *= scale;
+}
+
 // m' M^-1 m from the dense mass matrix (Gauss-Jordan on M, independent of qLD)
 double DenseInvWeight(const mjModel* m, const mjData* d, const std::vector<double>& moment) {
   int nv = m->nv;
@@ -1077,7 +1091,8 @@ TEST_F(ImplicitPosGuardWeight, ExtremeInverseInertia) {
 // affine-gain velocity terms, the latter ignored for a fixed gain, through gear^2, the joint
 // damping, none with passive forces disabled), a dof's servos and spring not gathered into one
 // term, or a weight applied to K other than per term. Fresh, and with the model's inverse
-// weights made stale by 30x (Lighten), where the floor decides.
+// weights made stale by 30x (Lighten), where the floor decides; and stale at inverse inertias
+// below 1 (Heavier), where a floor threshold off by a factor invweight0 shows.
 TEST_F(ImplicitPosGuardWeight, ActuatorAndSpringWeightsInK) {
   WeightTable t = ReadWeightTable();
   ASSERT_GE(t.zeta.size(), 3u);
@@ -1114,13 +1129,19 @@ TEST_F(ImplicitPosGuardWeight, ActuatorAndSpringWeightsInK) {
       "biasprm=\"0 -200 -0.5\"/>\n"
       "  </actuator>\n"
       "</mujoco>\n";
-  for (int variant = 0; variant < 4; ++variant) {
-    bool passive = variant % 2 == 0, stale = variant >= 2;
+  for (int variant = 0; variant < 6; ++variant) {
+    bool passive = variant % 2 == 0, stale = variant >= 2, heavy = variant >= 4;
     ModelPtr m = LoadModelOrFail(xml), m0 = LoadModelOrFail(xml);
     ASSERT_NE(m, nullptr);
+    DataPtr d(mj_makeData(m.get())), d0(mj_makeData(m0.get()));
+    if (heavy) {
+      Heavier(m.get(), 1e3);
+      Heavier(m0.get(), 1e3);
+      mj_setConst(m.get(), d.get());
+      ASSERT_LT(m->dof_invweight0[0], 1);
+    }
     if (!passive) m->opt.disableflags |= mjDSBL_PASSIVE;
     if (stale) Lighten(m.get(), 30);
-    DataPtr d(mj_makeData(m.get())), d0(mj_makeData(m0.get()));
     SetState(m.get(), d.get());
     mj_forward(m.get(), d.get());
     mj_forward(m0.get(), d0.get());  // the compiled model at qpos0
@@ -1319,14 +1340,17 @@ TEST_F(ImplicitPosGuardWeight, ScratchStaysOnItsStack) {
 // Catches: the weighted pass keeping the slope of an actuator that is out of scope for another
 // reason than its slope (a servo on its force clamp, a tendon servo over two branches; their
 // restoring slopes are found first), or visiting it with its zero slope, so that its term enters
-// K or its dof's weight, or a branch tendon's block leaves the pattern of M (an error).
+// K or its dof's weight, or a branch tendon's block leaves the pattern of M (an error); an
+// in-scope tendon servo on b makes the weighted pass visit the tendon servos. And a dof without
+// terms gets weight 1, not what the stack held (junk).
 TEST_F(ImplicitPosGuardWeight, OutOfScopeServoStaysOutOfK) {
   ModelPtr m = LoadModelOrFail(Model(
       "<tendon><fixed name=\"br\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"c\" "
-      "coef=\"1\"/></fixed></tendon><actuator>" +
+      "coef=\"1\"/></fixed><fixed name=\"tb\"><joint joint=\"b\" coef=\"1\"/></fixed>"
+      "</tendon><actuator>" +
       Affine("joint=\"a\"", 5, 0, -100, "forcelimited=\"true\" forcerange=\"-1e-3 1e-3\"") +
       Affine("joint=\"b\"", 5, 0, -100) + Affine("tendon=\"br\"", 5, 0, -100) +
-      "</actuator>"));
+      Affine("tendon=\"tb\"", 5, 0, -100) + "</actuator>"));
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
   SetState(m.get(), d.get());
@@ -1334,6 +1358,7 @@ TEST_F(ImplicitPosGuardWeight, OutOfScopeServoStaysOutOfK) {
   ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_CLAMPED);
   ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 1, nullptr), mjPOSSCOPE_RESTORING);
   ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 2, nullptr), mjPOSSCOPE_BRANCH);
+  ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 3, nullptr), mjPOSSCOPE_RESTORING);
   for (int flags : {0, static_cast<int>(mjENBL_POSWEIGHT)}) {
     SetEnable(m.get(), mjENBL_POSWEIGHT, flags != 0);
     std::vector<double> k, kv;
@@ -1345,6 +1370,7 @@ TEST_F(ImplicitPosGuardWeight, OutOfScopeServoStaysOutOfK) {
     }
     EXPECT_GT(k[b * m->nv + b], 0) << "flags " << flags;
   }
+  std::fill(d->stack + d->pstack, d->stack + d->nstack, 4321.5);
   EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0), 1);
 }
 

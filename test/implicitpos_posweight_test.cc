@@ -464,6 +464,113 @@ TEST_F(PosWeight, CachedWeightFollowsTheModel) {
   EXPECT_TRUE(step_on(d.get())) << "timestep";
 }
 
+// Catches: a cache key that is not the pair ((h w_n)^2, zeta) exactly (one number compared twice,
+// one stored in the other's place, or theta stored over zeta): one hinge with its inverse weight
+// set to 1 and h = 0.5 s, so that (h w_n)^2 = k / 4 and zeta = c / (2 sqrt(k)) exactly, is
+// switched between gains whose keys share one number, or whose zeta equals the last theta; after
+// each switch one step with the cache equals one step with it cleared, bit for bit.
+TEST_F(PosWeight, CacheKeyIsThePair) {
+  ModelPtr m = LoadModelOrFail(OneHingeXml(1, 1, 0, 0.5));
+  ASSERT_NE(m, nullptr);
+  SetScheme(m.get(), kWeighted);
+  m->dof_invweight0[0] = 1;
+  DataPtr d(mj_makeData(m.get()));
+  d->ctrl[0] = 1;
+  auto step_as_fresh = [&](double k, double c) {
+    m->actuator_gainprm[0] = k;
+    m->actuator_biasprm[1] = -k;
+    m->actuator_biasprm[2] = -c;
+    DataPtr fresh(mj_makeData(m.get()));
+    mj_copyData(fresh.get(), m.get(), d.get());
+    mju_zero(fresh->qposweight, 4);
+    mj_step(m.get(), d.get());
+    mj_step(m.get(), fresh.get());
+    return d->qpos[0] == fresh->qpos[0] && d->qvel[0] == fresh->qvel[0];
+  };
+  // (h w_n)^2, zeta: (1, 0.25), then (0.25, 0.25): the new (h w_n)^2 is the old zeta
+  EXPECT_TRUE(step_as_fresh(4, 1));
+  EXPECT_TRUE(step_as_fresh(1, 0.5)) << "(h w_n)^2 compared with the cached zeta";
+  // (0.25, 0.5), then (0.25, 0.25): the new zeta is the cached (h w_n)^2
+  EXPECT_TRUE(step_as_fresh(1, 1));
+  EXPECT_TRUE(step_as_fresh(1, 0.5)) << "zeta compared with the cached (h w_n)^2";
+  // (0.25, 0.5), then (0.25, 0): zeta 0
+  EXPECT_TRUE(step_as_fresh(1, 1));
+  EXPECT_TRUE(step_as_fresh(1, 0)) << "zeta not stored";
+  // (0.25, 0.5), then (0.25, theta of the last lookup)
+  EXPECT_TRUE(step_as_fresh(1, 1));
+  double theta = d->qposweight[2];
+  ASSERT_GT(theta, 0);
+  ASSERT_LT(theta, 1);
+  EXPECT_TRUE(step_as_fresh(1, 2 * theta)) << "theta stored over zeta";
+}
+
+// Catches: a cached lookup that returns less than the lookup itself (its theta or the ratio at
+// which the stability floor binds): on a two-link arm folded so that the first joint's inertia is
+// a fraction of its inertia at qpos0, where the floor raises that joint's weight, stepping with
+// the cache equals stepping with the cache cleared before every step, bit for bit. The second
+// servo is overdamped, so that its floor never binds (its ratio is infinite): a ratio carried
+// over from it would drop the first joint's floor.
+TEST_F(PosWeight, CachedWeightEqualsALookupEveryStep) {
+  const double h = 0.005, hw = 1.5, zeta[2] = {0.1, 2};
+  ModelPtr m = LoadModelOrFail(ChainXml(2, 1, 0, h));
+  ASSERT_NE(m, nullptr);
+  SetScheme(m.get(), kWeighted);
+  DataPtr d(mj_makeData(m.get()));
+  for (int i = 0; i < m->nv; ++i) m->dof_armature[i] = 1e-4;
+  mj_setConst(m.get(), d.get());
+  ASSERT_EQ(m->nu, 2);
+  for (int u = 0; u < m->nu; ++u) {  // h w_n = 1.5 at qpos0 for every servo
+    double invweight0 = m->dof_invweight0[u];
+    double kp = hw * hw / (h * h * invweight0);
+    m->actuator_gainprm[mjNGAIN * u] = kp;
+    m->actuator_biasprm[mjNBIAS * u + 1] = -kp;
+    m->actuator_biasprm[mjNBIAS * u + 2] = -2 * zeta[u] * std::sqrt(kp / invweight0);
+  }
+
+  // folded: the floor raises the first joint's weight above its weight at qpos0
+  mj_forward(m.get(), d.get());
+  double at_qpos0 = mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 0);
+  d->qpos[1] = 3.0;
+  d->ctrl[1] = 3.0;
+  mj_forward(m.get(), d.get());
+  ASSERT_GT(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 0), at_qpos0 + 0.01);
+
+  DataPtr fresh(mj_makeData(m.get()));
+  mj_copyData(fresh.get(), m.get(), d.get());
+  for (int k = 0; k < 50; ++k) {
+    mj_step(m.get(), d.get());
+    mju_zero(fresh->qposweight, 4 * m->nv);
+    mj_step(m.get(), fresh.get());
+  }
+  EXPECT_EQ(std::vector<double>(d->qpos, d->qpos + m->nq),
+            std::vector<double>(fresh->qpos, fresh->qpos + m->nq));
+}
+
+// Catches: the weighted pass writing outside its own arrays in mjData (e.g. a cache entry past
+// qposweight, into the arrays that follow it): from the same state, a weighted step leaves every
+// array that the integrator does not write as the unweighted step leaves it.
+TEST_F(PosWeight, WeightedStepWritesOnlyItsOwnArrays) {
+  std::string error;
+  ModelPtr m(LoadXmlString(GearTendonArmXml(300, 0.5, 0.005), &error));
+  ASSERT_NE(m, nullptr) << error;
+  DataPtr d(mj_makeData(m.get()));
+  for (int i = 0; i < m->nv; ++i) d->qvel[i] = std::cos(i);
+  for (int u = 0; u < m->nu; ++u) d->ctrl[u] = 0.2 * (u + 1);
+  std::vector<std::vector<double>> out;
+  for (Scheme s : {kBackwardEuler, kWeighted}) {
+    SetScheme(m.get(), s);
+    DataPtr step(mj_makeData(m.get()));
+    mj_copyData(step.get(), m.get(), d.get());
+    mj_step(m.get(), step.get());
+    std::vector<double> v(step->actuator_force, step->actuator_force + m->nu);
+    v.insert(v.end(), step->qfrc_actuator, step->qfrc_actuator + m->nv);
+    v.insert(v.end(), step->qfrc_passive, step->qfrc_passive + m->nv);
+    v.insert(v.end(), step->qLD, step->qLD + m->nM);
+    out.push_back(v);
+  }
+  EXPECT_EQ(out[0], out[1]);
+}
+
 // Catches: the mode acting without mjENBL_IMPLICITPOS (documented as a no-op), or under Euler.
 TEST_F(PosWeight, NoEffectWithoutImplicitPos) {
   std::string error;

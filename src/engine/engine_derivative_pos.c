@@ -519,7 +519,7 @@ static mjtNum tendonWeight(const mjModel* m, const mjData* d, int i, mjtNum slop
   }
   mjtNum gear = m->actuator_gear[6*i];
   mjtNum k = -slope, c = mjMAX(actuatorDamping(m, d, i, bad), 0);
-  mjtNum invweight0 = gear * gear * m->tendon_invweight0[id], ratio;
+  mjtNum invweight0 = gear * gear * m->tendon_invweight0[id], ratio = 0;
   mjtNum theta = posWeight(m->opt.timestep, k, c, invweight0, NULL, &ratio);
   return termWeight(m, d, theta, ratio, k, c, invweight0,
                     armatureBound(m, moment, m->wrap_objid + adr, num), moment, deep, scratch);
@@ -582,7 +582,8 @@ static void dofWeights(const mjModel* m, const mjData* d, const mjtNum* kdof, co
 
     // table weight, then the floor where the armature bound leaves it in question
     int jnt = m->dof_jntid[dof];
-    mjtNum k = kdof[dof], c = mjMAX(cdof[dof], 0), invweight0 = m->dof_invweight0[dof], ratio;
+    mjtNum k = kdof[dof], c = mjMAX(cdof[dof], 0), invweight0 = m->dof_invweight0[dof];
+    mjtNum ratio = 0;  // set by posWeight; 0 would only check the floor every time
     mjtNum theta = posWeight(m->opt.timestep, k, c, invweight0, cache ? cache+4*dof : NULL, &ratio);
     weight[dof] = termWeight(m, d, theta, ratio, k, c, invweight0,
                              armatureBound(m, NULL, &jnt, 1), NULL, dof, scratch);
