@@ -768,6 +768,32 @@ TEST_F(ImplicitPosTest, StiffnessBound) {
   }
 }
 
+// the stiffness bound is inclusive: with h = 2^-8, h^2 * 6.5536e14 = mjMAXVAL exactly, and the
+// tendon servo and the spring of StiffArm at that stiffness are both in K
+// (no step: meant to pass with the hooks in mj_implicitSkip reverted)
+// Catches: the bound h^2 |slope| <= mjMAXVAL (servo) or h^2 k <= mjMAXVAL (spring) made strict.
+TEST_F(ImplicitPosTest, StiffnessBoundInclusive) {
+  const double h = 0.00390625, stiffness = 655360000000000;
+  ASSERT_EQ(stiffness*h*h, mjMAXVAL);
+  MjModelPtr model = LoadModelFromString(StiffArm(stiffness, stiffness));
+  ASSERT_THAT(model, NotNull());
+  model->opt.timestep = h;
+  MjDataPtr data = MakeData(model);
+  mj_forward(model.get(), data.get());
+  mjtNum slope;
+  EXPECT_EQ(mjd_actuatorPosScope(model.get(), data.get(), 0, &slope), mjPOSSCOPE_RESTORING);
+  EXPECT_EQ(slope, -stiffness);
+
+  // K * qvel with a unit qvel: tendon dofs kp * (1 + 1), spring dof stiffness
+  int spring = model->jnt_dofadr[mj_name2id(model.get(), mjOBJ_JOINT, "spring")];
+  std::vector<mjtNum> kv(model->nv, 0);
+  for (int i = 0; i < model->nv; ++i) data->qvel[i] = 1;
+  mjd_implicitPos(model.get(), data.get(), nullptr, 0, kv.data(), 1);
+  for (int i = 0; i < model->nv; ++i) {
+    EXPECT_EQ(kv[i], (i == spring ? 1 : 2)*stiffness) << "dof " << i;
+  }
+}
+
 // the scope verdict and slope of each kind of actuator, and with actuation disabled
 // (no step: meant to pass with the hooks in mj_implicitSkip reverted)
 // Catches: a wrong scope verdict or slope for a kind of actuator gain, bias, input or transmission.
@@ -916,6 +942,82 @@ TEST_F(ImplicitPosTest, ActuatorScope) {
 
   model->opt.disableflags |= mjDSBL_ACTUATION;
   EXPECT_EQ(mjd_actuatorPosScope(model.get(), data.get(), 0, nullptr), mjPOSSCOPE_DISABLED);
+}
+
+// a force that is not affine in the length reports no slope, even with an affine bias: a user
+// gain, and a position servo made a plugin actuator (set by hand, after mj_forward) with the
+// first plugin id, 0
+// (no step: meant to pass with the hooks in mj_implicitSkip reverted)
+// Catches: plugin id 0 taken for "no plugin", or the bias slope reported for a non-affine force.
+TEST_F(ImplicitPosTest, NonAffineActuatorNoSlope) {
+  static const char* xml = R"(
+  <mujoco>
+    <worldbody>
+      <body>
+        <joint name="hinge"/>
+        <geom size=".1"/>
+      </body>
+    </worldbody>
+    <actuator>
+      <position joint="hinge" kp="10"/>
+      <general joint="hinge" gaintype="user" biastype="affine" biasprm="0 -10 0"/>
+    </actuator>
+  </mujoco>
+  )";
+  MjModelPtr model = LoadModelFromString(xml);
+  ASSERT_THAT(model, NotNull());
+  MjDataPtr data = MakeData(model);
+  data->qpos[0] = 0.5;
+  mj_forward(model.get(), data.get());
+  mjtNum slope;
+  EXPECT_EQ(mjd_actuatorPosScope(model.get(), data.get(), 0, &slope), mjPOSSCOPE_RESTORING);
+  EXPECT_EQ(slope, -10);
+  EXPECT_EQ(mjd_actuatorPosScope(model.get(), data.get(), 1, &slope), mjPOSSCOPE_GAINBIAS);
+  EXPECT_EQ(slope, 0);
+
+  // the servo as the actuator of plugin 0
+  model->actuator_plugin[0] = 0;
+  EXPECT_EQ(mjd_actuatorPosScope(model.get(), data.get(), 0, &slope), mjPOSSCOPE_GAINBIAS);
+  EXPECT_EQ(slope, 0);
+  model->actuator_plugin[0] = -1;
+}
+
+// a delayed input (delay, nsample) is out of scope only for an affine gain with a length term
+// (gainprm[1]); a delayed position servo, and a delayed fixed gain whose gainprm[1] is set (a
+// fixed gain does not read it), stay in scope
+// (no step: meant to pass with the hooks in mj_implicitSkip reverted)
+// Catches: the delay judged on the wrong gain type or gain parameter.
+TEST_F(ImplicitPosTest, DelayedInputScope) {
+  static const char* xml = R"(
+  <mujoco>
+    <worldbody>
+      <body>
+        <joint name="hinge"/>
+        <geom size=".1"/>
+      </body>
+    </worldbody>
+    <actuator>
+      <position joint="hinge" kp="10" delay="0.004" nsample="2"/>
+      <general joint="hinge" gaintype="affine" gainprm="0 1 0" biastype="affine"
+               biasprm="0 -10 0" delay="0.004" nsample="2"/>
+      <general joint="hinge" gainprm="1 5" biastype="affine" biasprm="0 -10 0" delay="0.004"
+               nsample="2"/>
+    </actuator>
+  </mujoco>
+  )";
+  MjModelPtr model = LoadModelFromString(xml);
+  ASSERT_THAT(model, NotNull());
+  MjDataPtr data = MakeData(model);
+  data->qpos[0] = 0.5;
+  for (int k = 0; k < model->nu; ++k) data->ctrl[k] = 0.3;
+  mj_forward(model.get(), data.get());
+  int expected[] = {mjPOSSCOPE_RESTORING, mjPOSSCOPE_GAINBIAS, mjPOSSCOPE_RESTORING};
+  ASSERT_EQ(model->nactuator, sizeof(expected)/sizeof(int));
+  for (int i = 0; i < model->nactuator; ++i) {
+    ASSERT_GT(model->actuator_delay[i], 0) << "actuator " << i;
+    EXPECT_EQ(mjd_actuatorPosScope(model.get(), data.get(), i, nullptr), expected[i])
+        << "actuator " << i;
+  }
 }
 
 // the joint's and the tendon's actuatorfrcrange clamp the force like forcerange: out of scope
@@ -1117,8 +1219,9 @@ TEST_F(ImplicitPosTest, SiteScope) {
 
 // with the flag, sleeping does not affect awake trees: upstream's smooth sleep model (hinge and
 // slide springs, in scope) with a hinge servo added rolled out with and without sleeping gives
-// identical awake states
-// Catches: K or its shift taken over sleeping trees or not over awake servos, or a no-op flag.
+// identical awake states. The sleep filters of K change only the rows of sleeping dofs, which a
+// step does not use, so they do not show here (SleepingTreeOutOfK, FallenAsleepServoOutOfK do)
+// Catches: K or its shift left out on awake trees while others sleep, or a no-op flag.
 TEST_F(ImplicitPosTest, WakingUnaffectedBySleeping) {
   const std::string xml_path = GetTestDataFilePath("engine/testdata/sleep/smooth.xml");
   char error[1024];
@@ -1187,6 +1290,98 @@ TEST_F(ImplicitPosTest, WakingUnaffectedBySleeping) {
     EXPECT_LT(min_awake, m->nbody) << "integrator " << integrator;
     EXPECT_TRUE(flag_changes) << "integrator " << integrator;
   }
+}
+
+// K of a tree initialized asleep (a hinge spring and a servo) is left out, the awake tree's
+// (spring and servo) is kept; contacts stay enabled, as mjENBL_SLEEP has the bit value of
+// mjDSBL_CONTACT
+// (no step: meant to pass with the hooks in mj_implicitSkip reverted)
+// Catches: the springs' sleep filter missing, or reading the sleep bit from disableflags.
+TEST_F(ImplicitPosTest, SleepingTreeOutOfK) {
+  static const char* xml = R"(
+  <mujoco>
+    <option gravity="0 0 0">
+      <flag sleep="enable"/>
+    </option>
+    <worldbody>
+      <body sleep="init">
+        <joint axis="0 1 0" stiffness="50"/>
+        <geom size=".1"/>
+        <body pos="0 0 .5">
+          <joint name="a1" axis="0 1 0"/>
+          <geom size=".1"/>
+        </body>
+      </body>
+      <body pos="2 0 0">
+        <joint name="b0" axis="0 1 0" stiffness="50"/>
+        <geom size=".1"/>
+      </body>
+    </worldbody>
+    <actuator>
+      <position joint="a1" kp="100"/>
+      <position joint="b0" kp="100"/>
+    </actuator>
+  </mujoco>
+  )";
+  MjModelPtr model = LoadModelFromString(xml);
+  ASSERT_THAT(model, NotNull());
+  ASSERT_EQ(model->opt.disableflags & mjDSBL_CONTACT, 0);
+  MjDataPtr data = MakeData(model);
+  mj_forward(model.get(), data.get());
+  ASSERT_EQ(data->ntree_awake, 1);
+  int nv = model->nv;
+  std::vector<mjtNum> kd(model->nD, 0), dense(nv*nv);
+  mjd_implicitPos(model.get(), data.get(), kd.data(), 1, nullptr, 0);
+  mju_sparse2dense(dense.data(), kd.data(), nv, nv, model->D_rownnz, model->D_rowadr,
+                   model->D_colind);
+  for (int r = 0; r < nv; ++r) {
+    for (int c = 0; c < nv; ++c) {
+      bool awake = data->tree_awake[model->dof_treeid[r]];
+      EXPECT_EQ(dense[r*nv + c], r == c && awake ? 150 : 0) << "row " << r << " col " << c;
+    }
+  }
+}
+
+// a tree that falls asleep in mj_step keeps the moment row its servo got in that step's
+// position stage: K taken right after that step (no mj_forward) leaves that servo out, and
+// keeps the servo of the tree kept awake
+// Catches: the actuators' sleep filter missing, or reading the sleep bit from disableflags.
+TEST_F(ImplicitPosTest, FallenAsleepServoOutOfK) {
+  static const char* xml = R"(
+  <mujoco>
+    <option gravity="0 0 0">
+      <flag sleep="enable"/>
+    </option>
+    <worldbody>
+      <body sleep="allowed">
+        <joint name="a0" axis="0 1 0"/>
+        <geom size=".1"/>
+      </body>
+      <body pos="2 0 0">
+        <joint name="b0" axis="0 1 0"/>
+        <geom size=".1"/>
+      </body>
+    </worldbody>
+    <actuator>
+      <position joint="a0" kp="100"/>
+      <position joint="b0" kp="100"/>
+    </actuator>
+  </mujoco>
+  )";
+  MjModelPtr model = LoadModelFromString(xml);
+  ASSERT_THAT(model, NotNull());
+  MjDataPtr data = MakeData(model);
+  data->qvel[1] = 1;
+  for (int t = 0; t < 10000 && data->tree_awake[0]; ++t) mj_step(model.get(), data.get());
+  ASSERT_FALSE(data->tree_awake[0]);
+  ASSERT_TRUE(data->tree_awake[1]);
+  ASSERT_GT(data->moment_rownnz[0], 0);
+  std::vector<mjtNum> kd(model->nD, 0), dense(4);
+  mjd_implicitPos(model.get(), data.get(), kd.data(), 1, nullptr, 0);
+  mju_sparse2dense(dense.data(), kd.data(), 2, 2, model->D_rownnz, model->D_rowadr,
+                   model->D_colind);
+  EXPECT_EQ(dense[0], 0);
+  EXPECT_EQ(dense[3], 100);
 }
 
 // on the flex CG path (mj_flexCG) the solver's qacc is used and the flag has no effect; with the
