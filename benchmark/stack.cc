@@ -15,12 +15,14 @@
 // Part 3 of mjpos_bench, stack of long chains: the smallest chain length whose implicit step needs
 // more than the stack the compiler chooses by default.
 
+#include <climits>
 #include <cstdio>
 #include <string>
 
 #include <mujoco/mujoco.h>
 
 #include "benchmark/mjpos_bench.h"
+#include "servo_report/one_dof.h"
 
 namespace mjpos::bench {
 namespace {
@@ -46,12 +48,13 @@ bool Overflows(int n) {
 
 StackLimit FindStackLimit() {
   StackLimit limit;
-  int lo = kLo, hi = kHi;
-  if (Overflows(lo) || !Overflows(hi)) return limit;
-  while (hi - lo > 1) {
-    int mid = (lo + hi) / 2;
-    (Overflows(mid) ? hi : lo) = mid;
-  }
+  // the shared bisection over real n, each probe at the whole length below it: once the bracket
+  // is narrower than 1 (tol * hi <= 1 for hi <= kHi), its ends lie on two adjacent lengths
+  auto fits = [](double n) { return !Overflows(static_cast<int>(n)); };
+  double x_lo = kLo, x_hi = kHi;
+  if (!fits(x_lo) || fits(x_hi)) return limit;
+  mjpos::Bisect(fits, INT_MAX, 1.0 / kHi, false, &x_lo, &x_hi);
+  int lo = static_cast<int>(x_lo), hi = static_cast<int>(x_hi);
   // check: with the default stack, chain(lo) compiles and chain(hi) does not
   std::string lo_error;
   mjModel* mlo = LoadChain(lo, kChainKp, kChainKv, kChainH, 0, &lo_error);
