@@ -78,6 +78,14 @@ double RelErr(double x, double ref) {
   return std::abs(x - ref) / std::max(std::abs(ref), 1e-300);
 }
 
+// K (nv x nv, row-major) from mjd_implicitPos on the D pattern
+std::vector<mjtNum> DenseK(const mjModel* m, const mjData* d) {
+  std::vector<mjtNum> kd(m->nD, 0), dense(m->nv*m->nv);
+  mjd_implicitPos(m, d, kd.data(), 1, nullptr, 0);
+  mju_sparse2dense(dense.data(), kd.data(), m->nv, m->nv, m->D_rownnz, m->D_rowadr, m->D_colind);
+  return dense;
+}
+
 // one backward-Euler step of the one-hinge servo: qacc = (kp(q*-q0) - (kv+h kp) v0) / den
 double ClosedFormQacc(double inertia, double kp, double kv, double h, double q0, double v0,
                       double target, bool implicitpos) {
@@ -437,11 +445,9 @@ TEST_F(ImplicitPosTest, StiffnessMatchesFiniteDifference) {
     mj_forward(model.get(), data.get());
 
     // K on the D pattern, and its lower triangle on the M pattern
-    std::vector<mjtNum> kd(model->nD, 0), km(model->nM, 0), dense(nv*nv), lower(nv*nv);
-    mjd_implicitPos(model.get(), data.get(), kd.data(), 1, nullptr, 0);
+    std::vector<mjtNum> dense = DenseK(model.get(), data.get());
+    std::vector<mjtNum> km(model->nM, 0), lower(nv*nv);
     mjd_implicitPosM(model.get(), data.get(), km.data(), 1, nullptr, 0);
-    mju_sparse2dense(dense.data(), kd.data(), nv, nv, model->D_rownnz, model->D_rowadr,
-                     model->D_colind);
     mju_sparse2dense(lower.data(), km.data(), nv, nv, model->M_rownnz, model->M_rowadr,
                      model->M_colind);
 
@@ -1330,10 +1336,7 @@ TEST_F(ImplicitPosTest, SleepingTreeOutOfK) {
   mj_forward(model.get(), data.get());
   ASSERT_EQ(data->ntree_awake, 1);
   int nv = model->nv;
-  std::vector<mjtNum> kd(model->nD, 0), dense(nv*nv);
-  mjd_implicitPos(model.get(), data.get(), kd.data(), 1, nullptr, 0);
-  mju_sparse2dense(dense.data(), kd.data(), nv, nv, model->D_rownnz, model->D_rowadr,
-                   model->D_colind);
+  std::vector<mjtNum> dense = DenseK(model.get(), data.get());
   for (int r = 0; r < nv; ++r) {
     for (int c = 0; c < nv; ++c) {
       bool awake = data->tree_awake[model->dof_treeid[r]];
@@ -1376,10 +1379,7 @@ TEST_F(ImplicitPosTest, FallenAsleepServoOutOfK) {
   ASSERT_FALSE(data->tree_awake[0]);
   ASSERT_TRUE(data->tree_awake[1]);
   ASSERT_GT(data->moment_rownnz[0], 0);
-  std::vector<mjtNum> kd(model->nD, 0), dense(4);
-  mjd_implicitPos(model.get(), data.get(), kd.data(), 1, nullptr, 0);
-  mju_sparse2dense(dense.data(), kd.data(), 2, 2, model->D_rownnz, model->D_rowadr,
-                   model->D_colind);
+  std::vector<mjtNum> dense = DenseK(model.get(), data.get());
   EXPECT_EQ(dense[0], 0);
   EXPECT_EQ(dense[3], 100);
 }
