@@ -428,6 +428,22 @@ TEST_F(PosWeight, DiscreteInverseMirrorsTheWeights) {
   EXPECT_GT(RelDiff(d->qfrc_inverse, applied.data(), m->nv), 1e-6);
 }
 
+// Steps d n times, and a copy of it n times with its weight cache (d->qposweight) cleared before
+// the first step, or before every step; true if both end in the same qpos and qvel, bit for bit.
+bool SameWithoutCache(const mjModel* m, mjData* d, int n, bool clear_every_step = false) {
+  DataPtr fresh(mj_makeData(m));
+  mj_copyData(fresh.get(), m, d);
+  for (int k = 0; k < n; ++k) {
+    if (k == 0 || clear_every_step) mju_zero(fresh->qposweight, 4 * m->nv);
+    mj_step(m, d);
+    mj_step(m, fresh.get());
+  }
+  return std::vector<double>(d->qpos, d->qpos + m->nq) ==
+             std::vector<double>(fresh->qpos, fresh->qpos + m->nq) &&
+         std::vector<double>(d->qvel, d->qvel + m->nv) ==
+             std::vector<double>(fresh->qvel, fresh->qvel + m->nv);
+}
+
 // Catches: a cached weight (d->qposweight) outliving what it was read for: after the gains,
 // the damping or the timestep change, stepping on with the cache equals stepping on without it,
 // bit for bit.
@@ -436,32 +452,17 @@ TEST_F(PosWeight, CachedWeightFollowsTheModel) {
   ModelPtr m(LoadXmlString(GearTendonArmXml(300, 0.5, 0.005), &error));
   ASSERT_NE(m, nullptr) << error;
   SetScheme(m.get(), kWeighted);
-  const int nv = m->nv;
-
-  // steps on from the state of `from` with its cache, and with the cache cleared
-  auto step_on = [&](mjData* from) {
-    DataPtr fresh(mj_makeData(m.get()));
-    mj_copyData(fresh.get(), m.get(), from);
-    mju_zero(fresh->qposweight, 4 * nv);
-    for (int k = 0; k < 20; ++k) {
-      mj_step(m.get(), from);
-      mj_step(m.get(), fresh.get());
-    }
-    return std::vector<double>(from->qpos, from->qpos + m->nq) ==
-           std::vector<double>(fresh->qpos, fresh->qpos + m->nq);
-  };
-
   DataPtr d(mj_makeData(m.get()));
   for (int u = 0; u < m->nu; ++u) d->ctrl[u] = 0.3;
   for (int k = 0; k < 20; ++k) mj_step(m.get(), d.get());
   m->actuator_gainprm[0] *= 4;
   m->actuator_biasprm[1] *= 4;
-  EXPECT_TRUE(step_on(d.get())) << "gain";
+  EXPECT_TRUE(SameWithoutCache(m.get(), d.get(), 20)) << "gain";
   m->actuator_biasprm[2] *= 3;
   m->dof_damping[1] *= 2;
-  EXPECT_TRUE(step_on(d.get())) << "damping";
+  EXPECT_TRUE(SameWithoutCache(m.get(), d.get(), 20)) << "damping";
   m->opt.timestep *= 0.5;
-  EXPECT_TRUE(step_on(d.get())) << "timestep";
+  EXPECT_TRUE(SameWithoutCache(m.get(), d.get(), 20)) << "timestep";
 }
 
 // Catches: a cache key that is not the pair ((h w_n)^2, zeta) exactly (one number compared twice,
@@ -480,12 +481,7 @@ TEST_F(PosWeight, CacheKeyIsThePair) {
     m->actuator_gainprm[0] = k;
     m->actuator_biasprm[1] = -k;
     m->actuator_biasprm[2] = -c;
-    DataPtr fresh(mj_makeData(m.get()));
-    mj_copyData(fresh.get(), m.get(), d.get());
-    mju_zero(fresh->qposweight, 4);
-    mj_step(m.get(), d.get());
-    mj_step(m.get(), fresh.get());
-    return d->qpos[0] == fresh->qpos[0] && d->qvel[0] == fresh->qvel[0];
+    return SameWithoutCache(m.get(), d.get(), 1);
   };
   // (h w_n)^2, zeta: (1, 0.25), then (0.25, 0.25): the new (h w_n)^2 is the old zeta
   EXPECT_TRUE(step_as_fresh(4, 1));
@@ -535,15 +531,7 @@ TEST_F(PosWeight, CachedWeightEqualsALookupEveryStep) {
   mj_forward(m.get(), d.get());
   ASSERT_GT(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 0), at_qpos0 + 0.01);
 
-  DataPtr fresh(mj_makeData(m.get()));
-  mj_copyData(fresh.get(), m.get(), d.get());
-  for (int k = 0; k < 50; ++k) {
-    mj_step(m.get(), d.get());
-    mju_zero(fresh->qposweight, 4 * m->nv);
-    mj_step(m.get(), fresh.get());
-  }
-  EXPECT_EQ(std::vector<double>(d->qpos, d->qpos + m->nq),
-            std::vector<double>(fresh->qpos, fresh->qpos + m->nq));
+  EXPECT_TRUE(SameWithoutCache(m.get(), d.get(), 50, true));
 }
 
 // Catches: the weighted pass writing outside its own arrays in mjData (e.g. a cache entry past
