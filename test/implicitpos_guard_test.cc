@@ -325,6 +325,30 @@ TEST_F(ImplicitPosGuardInput, ReadsNothingPastTheEnd) {
   ExpectKMatchesFiniteDifference(m.get(), d.get(), "unpoisoned");
 }
 
+// Catches: mj_resetData's pass over the tendons (mj_setTendonPosScope) writing one scope past
+// the end of d->ten_posscope, into the next array of mjData: the array is replaced by a copy one
+// element longer whose last element must survive the reset.
+TEST_F(ImplicitPosGuardInput, TendonScopeWritesNothingPastTheEnd) {
+  const std::string tendons =
+      "  <tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"b\" "
+      "coef=\"0.5\"/></fixed><fixed name=\"u\"><joint joint=\"a\" coef=\"1\"/>"
+      "<joint joint=\"c\" coef=\"1\"/></fixed></tendon>\n";
+  ModelPtr m = LoadModelOrFail(Model(tendons));
+  ASSERT_NE(m, nullptr);
+  DataPtr d(mj_makeData(m.get()));
+  int nten = m->ntendon;
+  ASSERT_EQ(nten, 2);
+  const int sentinel = -12345;
+  std::vector<int> scope(nten + 1, sentinel);
+  int* own = d->ten_posscope;
+  d->ten_posscope = scope.data();
+  mj_resetData(m.get(), d.get());
+  d->ten_posscope = own;
+  EXPECT_EQ(scope[nten], sentinel);
+  EXPECT_THAT(std::vector<int>(scope.begin(), scope.begin() + nten),
+              ElementsAre(mjPOSSCOPE_RESTORING, mjPOSSCOPE_BRANCH));
+}
+
 // Catches: the activation of actuator i read at a wrong index when stateless actuators come
 // first (act index i - (nu - na)).
 TEST_F(ImplicitPosGuardInput, ActivationIndex) {

@@ -15,6 +15,7 @@
 // Scope of mjENBL_IMPLICITPOS: every excluded configuration, and the Euler and RK4 integrators,
 // give a trajectory bit-identical to flag off; in-scope ones do not.
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -186,6 +187,50 @@ TEST_F(ImplicitPosDisable, DisabledForcesAddNoStiffness) {
   EXPECT_TRUE(BitIdentical(Trajectory(m.get(), false, 100), Trajectory(m.get(), true, 100)));
   m->opt.disableflags &= ~mjDSBL_PASSIVE;
   EXPECT_FALSE(BitIdentical(Trajectory(m.get(), false, 100), Trajectory(m.get(), true, 100)));
+}
+
+class ImplicitPosTendonScope : public MujocoTest {};
+
+// Catches: a tendon's scope, model structure kept in mjData, not found again by mj_resetData
+// after the model's tendon is edited: a joint on another branch, a joint listed twice, the chain
+// again; and an emptied tendon (the compiler makes none) taken into K.
+TEST_F(ImplicitPosTendonScope, FoundAgainByResetData) {
+  std::vector<ScopeConfiguration> configs = ScopeConfigurations(2e4, 1e3);
+  auto chain = std::find_if(configs.begin(), configs.end(), [](const ScopeConfiguration& c) {
+    return c.name == "fixed_tendon_chain";
+  });
+  ASSERT_NE(chain, configs.end());
+  ModelPtr m = LoadModelOrFail(chain->xml);
+  ASSERT_NE(m, nullptr);
+  ASSERT_EQ(m->actuator_trntype[0], mjTRN_TENDON);
+  int t = m->actuator_trnid[0], wrap = m->tendon_adr[t] + 1;
+  int b = m->wrap_objid[wrap], c = mj_name2id(m.get(), mjOBJ_JOINT, "c");
+  ASSERT_GE(c, 0);
+  DataPtr d(mj_makeData(m.get()));
+
+  const struct {
+    int joint;
+    int scope;
+  } edits[] = {
+      {b, mjPOSSCOPE_RESTORING},
+      {c, mjPOSSCOPE_BRANCH},
+      {m->wrap_objid[wrap - 1], mjPOSSCOPE_TRANSMISSION},
+      {b, mjPOSSCOPE_RESTORING},
+  };
+  for (const auto& edit : edits) {
+    m->wrap_objid[wrap] = edit.joint;
+    mj_resetData(m.get(), d.get());
+    mj_forward(m.get(), d.get());
+    EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), edit.scope)
+        << "second joint " << edit.joint;
+  }
+
+  int num = m->tendon_num[t];
+  m->tendon_num[t] = 0;
+  mj_resetData(m.get(), d.get());
+  mj_forward(m.get(), d.get());
+  EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_TRANSMISSION);
+  m->tendon_num[t] = num;
 }
 
 }  // namespace

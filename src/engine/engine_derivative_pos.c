@@ -44,12 +44,16 @@ static int isAncestor(const mjModel* m, int a, int b) {
 
 
 
-// scope of fixed tendon t: its joints are hinges or slides, each listed once, on one kinematic
-// chain (so that moment'*moment has the sparsity of M). A joint listed twice is out of scope:
-// the length sums its coefficients, but the moment (mj_tendon) keeps the last one, so the force
-// is not the gradient of a potential and K would not be its derivative.
-static int fixedTendonScope(const mjModel* m, int t) {
+// scope of tendon t: restoring if it can carry a term of K, a fixed tendon whose joints are hinges
+// or slides, each listed once, on one kinematic chain (so that moment'*moment has the sparsity of
+// M). A joint listed twice is out of scope: the length sums its coefficients, but the moment
+// (mj_tendon) keeps the last one, so the force is not the gradient of a potential and K would not
+// be its derivative.
+static int tendonScope(const mjModel* m, int t) {
   int adr = m->tendon_adr[t], num = m->tendon_num[t];
+  if (num==0) {
+    return mjPOSSCOPE_TRANSMISSION;
+  }
   for (int a=adr; a<adr+num; a++) {
     int ja = m->wrap_objid[a];
     if (m->wrap_type[a]!=mjWRAP_JOINT || !isScalar(m, ja)) {
@@ -69,6 +73,14 @@ static int fixedTendonScope(const mjModel* m, int t) {
     }
   }
   return mjPOSSCOPE_RESTORING;
+}
+
+
+
+void mj_setTendonPosScope(const mjModel* m, mjData* d) {
+  for (int t=0; t<m->ntendon; t++) {
+    d->ten_posscope[t] = tendonScope(m, t);
+  }
 }
 
 
@@ -176,7 +188,8 @@ static int actuatorScope(const mjModel* m, const mjData* d, int i, int affine, m
     return mjPOSSCOPE_DISABLED;
   }
 
-  // transmission: hinge or slide joint, or fixed tendon along one chain
+  // transmission: hinge or slide joint, or fixed tendon along one chain (model structure, found
+  // once by mj_resetData)
   int id = m->actuator_trnid[2*i];
   switch (m->actuator_trntype[i]) {
   case mjTRN_JOINT:
@@ -187,12 +200,8 @@ static int actuatorScope(const mjModel* m, const mjData* d, int i, int affine, m
     break;
 
   case mjTRN_TENDON:
-    if (m->tendon_num[id]==0 || m->wrap_type[m->tendon_adr[id]]!=mjWRAP_JOINT) {
-      return mjPOSSCOPE_TRANSMISSION;
-    }
-    int scope = fixedTendonScope(m, id);
-    if (scope!=mjPOSSCOPE_RESTORING) {
-      return scope;
+    if (d->ten_posscope[id]!=mjPOSSCOPE_RESTORING) {
+      return d->ten_posscope[id];
     }
     break;
 

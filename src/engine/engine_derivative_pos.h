@@ -35,7 +35,7 @@ extern "C" {
 MJAPI void mjd_implicitPos(const mjModel* m, mjData* d,
                            mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv);
 
-// scope of mjENBL_IMPLICITPOS for one actuator
+// scope of mjENBL_IMPLICITPOS for one actuator, joint spring or tendon
 typedef enum mjtPosScope_ {
   mjPOSSCOPE_RESTORING = 0,       // in scope, restoring slope: contributes to K
   mjPOSSCOPE_ZERO,                // in scope, zero slope (e.g. a motor): nothing to add
@@ -58,6 +58,12 @@ MJAPI int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum*
 // a hinge or slide of stiffness k > 0, finite, with h^2 k <= mjMAXVAL; ZERO for k == 0;
 // NONRESTORING otherwise; TRANSMISSION for a ball or free joint; DISABLED without passive forces.
 MJAPI int mjd_jointPosScope(const mjModel* m, int j);
+
+// Scope of each tendon as a transmission under mjENBL_IMPLICITPOS (mjtPosScope), kept in
+// d->ten_posscope: mjPOSSCOPE_RESTORING for a fixed tendon whose joints are hinges or slides on one
+// kinematic chain, each listed once; BRANCH if they are not on one chain; TRANSMISSION otherwise.
+// It depends on the model's structure only and is set by mj_resetData.
+void mj_setTendonPosScope(const mjModel* m, mjData* d);
 
 // Input that multiplies the gain of actuator i in mj_fwdActuation: its activation, or its ctrl
 // clamped to ctrlrange (unless clampctrl is disabled), 0 if any control is bad after clamping.
