@@ -24,6 +24,7 @@
 #include "engine/engine_sleep.h"
 #include "engine/engine_support.h"
 #include "engine/engine_util_blas.h"
+#include "engine/engine_util_errmem.h"
 #include "engine/engine_util_misc.h"
 
 //------------------------------ utilities ---------------------------------------------------------
@@ -117,25 +118,52 @@ static int isLowerPattern(const mjModel* m, const mjData* d, int i) {
 
 
 
-// add val to element (r, c) of a CSR matrix; lower: store c <= r only
+// add val to element (r, c) of a CSR matrix with sorted column indices; lower: store c <= r
+// only; every element of K in scope is in the pattern of M, so a miss is an error, not a drop
 static void addSparse(mjtNum* mat, const int* rownnz, const int* rowadr, const int* colind,
                       int lower, int r, int c, mjtNum val) {
   if (lower && c > r) {
     return;
   }
-  int adr = rowadr[r], end = rowadr[r] + rownnz[r];
-  for (; adr < end; adr++) {
-    if (colind[adr] == c) {
-      mat[adr] += val;
+
+  // binary search for c in row r
+  int lo = rowadr[r], hi = rowadr[r] + rownnz[r] - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (colind[mid] == c) {
+      mat[mid] += val;
       return;
     }
+    if (colind[mid] < c) {
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
   }
+  mjERROR("column %d of K is outside the sparsity pattern of row %d", c, r);
 }
 
 
 
-// ctrl or act multiplying the gain of actuator i, as in mj_fwdActuation
-static mjtNum actuatorInput(const mjModel* m, const mjData* d, int i) {
+// 1 if a control is bad after clamping: mj_fwdActuation then zeroes all of them
+static int ctrlBad(const mjModel* m, const mjData* d) {
+  for (int k=0; k < m->nu; k++) {
+    mjtNum c = d->ctrl[k];
+    if (!mjDISABLED(mjDSBL_CLAMPCTRL) && m->actuator_ctrllimited[k]) {
+      c = mju_clip(c, m->actuator_ctrlrange[2*k], m->actuator_ctrlrange[2*k+1]);
+    }
+    if (mju_isBad(c)) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+
+
+// ctrl or act multiplying the gain of actuator i, as in mj_fwdActuation; *bad is ctrlBad, found
+// on first use (-1 until then), so that a pass over all actuators is O(nu)
+static mjtNum actuatorInput(const mjModel* m, const mjData* d, int i, int* bad) {
   int actnum = m->actuator_actnum[i];
 
   // activation: last one, next one if actearly
@@ -152,20 +180,19 @@ static mjtNum actuatorInput(const mjModel* m, const mjData* d, int i) {
     return 0;
   }
 
-  // clamped ctrl; all controls are zeroed if any is bad
+  // all controls are zeroed if any is bad
+  if (*bad < 0) {
+    *bad = ctrlBad(m, d);
+  }
+  if (*bad) {
+    return 0;
+  }
+
+  // clamped ctrl
   int uadr = m->actuator_ctrladr[i];
-  mjtNum ctrl = 0;
-  for (int k=0; k < m->nu; k++) {
-    mjtNum c = d->ctrl[k];
-    if (!mjDISABLED(mjDSBL_CLAMPCTRL) && m->actuator_ctrllimited[k]) {
-      c = mju_clip(c, m->actuator_ctrlrange[2*k], m->actuator_ctrlrange[2*k+1]);
-    }
-    if (mju_isBad(c)) {
-      return 0;
-    }
-    if (k == uadr) {
-      ctrl = c;
-    }
+  mjtNum ctrl = d->ctrl[uadr];
+  if (!mjDISABLED(mjDSBL_CLAMPCTRL) && m->actuator_ctrllimited[uadr]) {
+    ctrl = mju_clip(ctrl, m->actuator_ctrlrange[2*uadr], m->actuator_ctrlrange[2*uadr+1]);
   }
   return ctrl;
 }
@@ -265,8 +292,8 @@ static int transmissionScope(const mjModel* m, const mjData* d, int i) {
 
 
 // d actuator_force / d actuator_length of actuator i: fixed, affine or PID gain and no or affine
-// bias (*affine), 0 for any other
-static mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* affine) {
+// bias (*affine), 0 for any other; bad: see actuatorInput
+static mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* bad, int* affine) {
   int gaintype = m->actuator_gaintype[i], biastype = m->actuator_biastype[i];
   const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN*i;
   *affine = (gaintype == mjGAIN_FIXED || gaintype == mjGAIN_AFFINE ||
@@ -283,7 +310,7 @@ static mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* affin
     s = m->actuator_biasprm[mjNBIAS*i + 1];
   }
   if (gaintype == mjGAIN_AFFINE && gainprm[1] != 0) {
-    s += gainprm[1] * actuatorInput(m, d, i);
+    s += gainprm[1] * actuatorInput(m, d, i, bad);
   }
   return s;
 }
@@ -333,10 +360,11 @@ static int actuatorScope(const mjModel* m, const mjData* d, int i, int affine, m
 
 
 // 1 if actuator i contributes to K, with its slope: the slope is tested first (a motor has none,
-// a negative gain is not restoring), the transmission and the clamps only then
-static int actuatorRestoring(const mjModel* m, const mjData* d, int i, mjtNum* slope) {
+// a negative gain is not restoring), the transmission and the clamps only then; bad: see
+// actuatorInput
+static int actuatorRestoring(const mjModel* m, const mjData* d, int i, int* bad, mjtNum* slope) {
   int affine;
-  *slope = actuatorSlope(m, d, i, &affine);
+  *slope = actuatorSlope(m, d, i, bad, &affine);
   return *slope < 0 && actuatorScope(m, d, i, affine, *slope) == mjPOSSCOPE_RESTORING;
 }
 
@@ -344,8 +372,8 @@ static int actuatorRestoring(const mjModel* m, const mjData* d, int i, mjtNum* s
 
 // scope of actuator i under mjENBL_IMPLICITPOS, slope = d actuator_force / d actuator_length
 int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope) {
-  int affine;
-  mjtNum s = actuatorSlope(m, d, i, &affine);
+  int affine, bad = -1;
+  mjtNum s = actuatorSlope(m, d, i, &bad, &affine);
   if (slope) {
     *slope = s;
   }
@@ -357,8 +385,9 @@ int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope
 //------------------------------ position derivatives ----------------------------------------------
 
 // add sclK*K to mat (D pattern, or lower M pattern if lower) and sclKv*K*qvel to vec for
-// K = -d qfrc_actuator / dq: -slope * moment' * moment of each restoring actuator
-static void mjd_actuator_pos(const mjModel* m, const mjData* d, mjtNum* mat, int lower,
+// K = -d qfrc_actuator / dq: -slope * moment' * moment of each restoring actuator; bad: see
+// actuatorInput
+static void mjd_actuator_pos(const mjModel* m, const mjData* d, int* bad, mjtNum* mat, int lower,
                              mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
   const mjtNum* qvel = d->qvel;
   const int* rownnz = lower ? m->M_rownnz : m->D_rownnz;
@@ -373,7 +402,7 @@ static void mjd_actuator_pos(const mjModel* m, const mjData* d, mjtNum* mat, int
 
     // restoring slope and scope, the slope tested first (motors have none)
     mjtNum slope;
-    if (!actuatorRestoring(m, d, i, &slope)) {
+    if (!actuatorRestoring(m, d, i, bad, &slope)) {
       continue;
     }
 
@@ -450,8 +479,10 @@ static void mjd_passive_pos(const mjModel* m, const mjData* d, mjtNum* mat, int 
 // add sclK*K to matD (D pattern) and sclKv*K*qvel to vec, K = -d(qfrc_actuator+qfrc_passive)/dq
 void mjd_implicitPos(const mjModel* m, const mjData* d,
                      mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
+  int bad = -1;  // controls bad (actuatorInput), found on first use
+
   // by force class
-  mjd_actuator_pos(m, d, matD, /* lower = */ 0, sclK, vec, sclKv);
+  mjd_actuator_pos(m, d, &bad, matD, /* lower = */ 0, sclK, vec, sclKv);
   mjd_passive_pos(m, d, matD, /* lower = */ 0, sclK, vec, sclKv);
 }
 
@@ -460,7 +491,9 @@ void mjd_implicitPos(const mjModel* m, const mjData* d,
 // add the lower triangle of sclK*K to matM (lower M pattern) and sclKv*K*qvel to vec
 void mjd_implicitPosM(const mjModel* m, const mjData* d,
                       mjtNum* matM, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
+  int bad = -1;  // controls bad (actuatorInput), found on first use
+
   // by force class
-  mjd_actuator_pos(m, d, matM, /* lower = */ 1, sclK, vec, sclKv);
+  mjd_actuator_pos(m, d, &bad, matM, /* lower = */ 1, sclK, vec, sclKv);
   mjd_passive_pos(m, d, matM, /* lower = */ 1, sclK, vec, sclKv);
 }

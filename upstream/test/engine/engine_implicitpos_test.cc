@@ -627,6 +627,94 @@ TEST_F(ImplicitPosTest, ShiftAppliedWhenFactorizationReused) {
   }
 }
 
+// K is added into the D pattern (qLU) and the lower M pattern (qH) element by element; every
+// element in scope is in the pattern of M, so one outside it is an error, not a silent drop that
+// would leave the matrix and the shift -h K v in disagreement. A copy of the model has the pair
+// (2, 1) of the tendon servo over j0 (dof 1) and j1 (dof 2) replaced by (2, 0) in row 2 of the
+// D or M pattern, the row kept sorted
+// Catches: an element of K outside the pattern dropped silently, under implicit or implicitfast.
+TEST_F(ImplicitPosTest, PatternMissIsError) {
+  static const char* xml = R"(
+  <mujoco>
+    <option gravity="0 0 0">
+      <flag implicitpos="enable"/>
+    </option>
+    <worldbody>
+      <body>
+        <joint name="other" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -.3" size=".03"/>
+      </body>
+      <body pos="1 0 0">
+        <joint name="j0" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 .3 0 0" size=".03"/>
+        <body pos=".3 0 0">
+          <joint name="j1" axis="0 1 0"/>
+          <geom type="capsule" fromto="0 0 0 .3 0 0" size=".03"/>
+        </body>
+      </body>
+    </worldbody>
+    <tendon>
+      <fixed name="t">
+        <joint joint="j0" coef="1"/>
+        <joint joint="j1" coef="-1"/>
+      </fixed>
+    </tendon>
+    <actuator>
+      <position tendon="t" kp="100"/>
+    </actuator>
+  </mujoco>
+  )";
+  MjModelPtr model = LoadModelFromString(xml);
+  ASSERT_THAT(model, NotNull());
+  ASSERT_EQ(model->nv, 3);
+  MjDataPtr data = MakeData(model);
+  data->qpos[1] = 0.3;
+  data->qvel[2] = 1.0;
+  mj_forward(model.get(), data.get());
+  ASSERT_EQ(mjd_actuatorPosScope(model.get(), data.get(), 0, nullptr), mjPOSSCOPE_RESTORING);
+
+  // intact patterns: no error, and K(2, 1) = kp * 1 * -1 is stored
+  std::vector<mjtNum> kd(model->nD, 0), km(model->nM, 0);
+  EXPECT_THAT(MjuErrorMessageFrom(mjd_implicitPos)(model.get(), data.get(), kd.data(), 1,
+                                                    nullptr, 0), StrEq(""));
+  EXPECT_THAT(MjuErrorMessageFrom(mjd_implicitPosM)(model.get(), data.get(), km.data(), 1,
+                                                     nullptr, 0), StrEq(""));
+  EXPECT_EQ(kd[model->D_rowadr[2]], -100);
+  EXPECT_EQ(km[model->M_rowadr[2]], -100);
+
+  // row 2 of each pattern, {1, 2}, made {0, 2} in a copy
+  MjModelPtr bad_d(mj_copyModel(nullptr, model.get()));
+  MjModelPtr bad_m(mj_copyModel(nullptr, model.get()));
+  ASSERT_EQ(model->D_rownnz[2], 2);
+  ASSERT_EQ(model->M_rownnz[2], 2);
+  ASSERT_EQ(model->D_colind[model->D_rowadr[2]], 1);
+  ASSERT_EQ(model->M_colind[model->M_rowadr[2]], 1);
+  bad_d->D_colind[bad_d->D_rowadr[2]] = 0;
+  bad_m->M_colind[bad_m->M_rowadr[2]] = 0;
+
+  // direct calls, matrix and shift together
+  const char* expected = "column 1 of K is outside the sparsity pattern of row 2";
+  std::vector<mjtNum> shift(model->nv, 0);
+  EXPECT_THAT(MjuErrorMessageFrom(mjd_implicitPos)(bad_d.get(), data.get(), kd.data(), 1,
+                                                    shift.data(), 1), HasSubstr(expected));
+  EXPECT_THAT(MjuErrorMessageFrom(mjd_implicitPosM)(bad_m.get(), data.get(), km.data(), 1,
+                                                     shift.data(), 1), HasSubstr(expected));
+
+  // one flag-on step: implicit factors qLU (D pattern), implicitfast qH (M pattern); the data
+  // is made and reset with the intact model (mj_resetData checks D against B), which also clears
+  // the stack frame left by the error
+  bad_d->opt.integrator = mjINT_IMPLICIT;
+  bad_m->opt.integrator = mjINT_IMPLICITFAST;
+  for (mjModel* bad : {bad_d.get(), bad_m.get()}) {
+    MjDataPtr step = MakeData(model);
+    step->qpos[1] = 0.3;
+    step->qvel[2] = 1.0;
+    EXPECT_THAT(MjuErrorMessageFrom(mj_step)(bad, step.get()), HasSubstr(expected))
+        << "integrator " << bad->opt.integrator;
+    mj_resetData(model.get(), step.get());
+  }
+}
+
 // ------------------------------- scope ---------------------------------------
 
 // out of scope the flag changes nothing: Euler and RK4, a motor, a clamped force, a ball
@@ -948,6 +1036,108 @@ TEST_F(ImplicitPosTest, ActuatorScope) {
 
   model->opt.disableflags |= mjDSBL_ACTUATION;
   EXPECT_EQ(mjd_actuatorPosScope(model.get(), data.get(), 0, nullptr), mjPOSSCOPE_DISABLED);
+}
+
+// many affine-gain servos (slope -10 + input) and a control that is bad after clamping: every
+// input is zero in K, as all controls are in mj_fwdActuation, wherever the bad control is; a
+// huge control on a limited actuator is clamped, not bad, unless clamping is disabled; the
+// verdict is found anew on each pass (a good control again gives back the inputs). Checked on
+// the shift K * qvel (D and M entry points), the diagonal of K and the reported slope, and by a
+// flag-on step that equals the step with all controls zero
+// Catches: the bad-control verdict cached across passes, taken from the actuator's own control
+// only, without clamping, or a bad control not zeroing the input of the other actuators.
+TEST_F(ImplicitPosTest, ManyActuatorsBadControl) {
+  const int n = 12;
+  std::string xml = R"(<mujoco><option gravity="0 0 0"/><worldbody>)";
+  std::string actuators;
+  for (int i = 0; i < n; ++i) {
+    std::string name = "j" + std::to_string(i);
+    xml += "<body pos=\"" + std::to_string(i) + " 0 0\"><joint name=\"" + name +
+           "\"/><geom size=\".1\"/></body>";
+    actuators += "<general joint=\"" + name + "\" gaintype=\"affine\" gainprm=\"0 1 0\" "
+                 "biastype=\"affine\" biasprm=\"0 -10 0\"" +
+                 (i % 2 ? "" : " ctrllimited=\"true\" ctrlrange=\"0 1\"") + "/>";
+  }
+  xml += "</worldbody><actuator>" + actuators + "</actuator></mujoco>";
+  MjModelPtr model = LoadModelFromString(xml);
+  ASSERT_THAT(model, NotNull());
+  ASSERT_EQ(model->nu, n);
+  ASSERT_EQ(model->nv, n);
+  MjDataPtr data = MakeData(model);
+  for (int i = 0; i < n; ++i) {
+    data->ctrl[i] = 0.05*i;
+    data->qvel[i] = 1;
+  }
+  mj_forward(model.get(), data.get());
+
+  // each pass: the controls 0.05 i but control k, and whether all inputs are zeroed (the mjd_*
+  // functions read d->ctrl, no mj_forward needed: no clamps)
+  const double kNaN = std::numeric_limits<double>::quiet_NaN(), kHuge = 1e20;
+  struct Case {
+    int k;
+    double ctrl;
+    bool clampctrl;
+    bool bad;
+  };
+  std::vector<Case> cases = {
+    {0, 0, true, false},            // all good
+    {n - 1, kNaN, true, true},      // the last control bad: also zeroes the ones before it
+    {0, kNaN, true, true},          // the first control bad
+    {n - 2, kHuge, true, false},    // limited: clamped to 1
+    {n - 1, kHuge, true, true},     // unlimited: bad
+    {n - 2, kHuge, false, true},    // limited, clamping disabled: bad
+    {0, 0, true, false},            // all good again
+  };
+  for (const Case& c : cases) {
+    for (int i = 0; i < n; ++i) data->ctrl[i] = 0.05*i;
+    data->ctrl[c.k] = c.ctrl;
+    if (c.clampctrl) {
+      model->opt.disableflags &= ~mjDSBL_CLAMPCTRL;
+    } else {
+      model->opt.disableflags |= mjDSBL_CLAMPCTRL;
+    }
+    std::vector<mjtNum> shift(n, 0), shift_m(n, 0);
+    mjd_implicitPos(model.get(), data.get(), nullptr, 0, shift.data(), 1);
+    mjd_implicitPosM(model.get(), data.get(), nullptr, 0, shift_m.data(), 1);
+    std::vector<mjtNum> dense = DenseK(model.get(), data.get());
+    for (int i = 0; i < n; ++i) {
+      double input = c.bad ? 0 : i % 2 ? data->ctrl[i] : std::clamp(data->ctrl[i], 0.0, 1.0);
+      std::string where = "control " + std::to_string(c.k) + " = " + std::to_string(c.ctrl) +
+                          ", actuator and dof " + std::to_string(i);
+      mjtNum slope;
+      EXPECT_EQ(mjd_actuatorPosScope(model.get(), data.get(), i, &slope), mjPOSSCOPE_RESTORING)
+          << where;
+      EXPECT_EQ(slope, -10 + input) << where;
+      EXPECT_EQ(shift[i], 10 - input) << where;
+      EXPECT_EQ(shift_m[i], 10 - input) << where;
+      EXPECT_EQ(dense[i*n + i], 10 - input) << where;
+    }
+  }
+  model->opt.disableflags &= ~mjDSBL_CLAMPCTRL;
+
+  // flag-on step with the last control bad equals the step with all controls zero
+  mock_warning_handler.ExpectWarnings("CTRL");
+  SetFlag(model.get(), true);
+  for (int integrator : {mjINT_IMPLICIT, mjINT_IMPLICITFAST}) {
+    model->opt.integrator = integrator;
+    std::vector<mjtNum> qvel[2];
+    for (bool bad : {false, true}) {
+      MjDataPtr step = MakeData(model);
+      for (int i = 0; i < n; ++i) {
+        step->qpos[i] = 0.1*i;
+        step->qvel[i] = 1;
+      }
+      if (bad) {
+        for (int i = 0; i < n; ++i) step->ctrl[i] = 0.05*i;
+        step->ctrl[n - 1] = kNaN;
+      }
+      mj_step(model.get(), step.get());
+      qvel[bad].assign(step->qvel, step->qvel + n);
+    }
+    for (int i = 0; i < n; ++i) {
+      EXPECT_EQ(qvel[1][i], qvel[0][i]) << "integrator " << integrator << " dof " << i;
+    }
+  }
 }
 
 // a force that is not affine in the length reports no slope, even with an affine bias: a user
