@@ -427,16 +427,16 @@ bool AnalyzeServos(const mjModel* m, const ServoOptions& options, ServoReport* r
     row.gain = GainName(m, i);
     DescribeTransmission(m, i, &row);
 
-    mjtNum slope = 0;
-    row.scope = mjd_actuatorPosScope(m, d, i, &slope);
+    row.scope = mjd_actuatorPosScope(m, d, i, nullptr);
     row.scope_name = ScopeName(row.scope);
     row.in_scope = row.scope == mjPOSSCOPE_RESTORING;
     if (!row.in_scope) row.why = ExcludedWhy(row.scope, row);
     if (weights && row.in_scope) row.theta = mjd_posWeight(weights, d, mjOBJ_ACTUATOR, i);
 
+    // position and velocity slopes from the engine; a muscle's by central differences
+    mjtNum slopes[2];
+    bool affine = mjd_actuatorSlopes(m, d, i, slopes);
     int gt = m->actuator_gaintype[i], bt = m->actuator_biastype[i];
-    bool affine = (gt == mjGAIN_FIXED || gt == mjGAIN_AFFINE) &&
-                  (bt == mjBIAS_NONE || bt == mjBIAS_AFFINE);
     bool muscle = (gt == mjGAIN_MUSCLE || gt == mjGAIN_FIXED) &&
                   (bt == mjBIAS_MUSCLE || bt == mjBIAS_NONE) &&
                   (gt == mjGAIN_MUSCLE || bt == mjBIAS_MUSCLE);
@@ -445,12 +445,8 @@ bool AnalyzeServos(const mjModel* m, const ServoOptions& options, ServoReport* r
     if (!actuation) {
       row.slopes_known = true;  // no actuator forces at all
     } else if (affine) {
-      const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN * i;
-      const mjtNum* biasprm = m->actuator_biasprm + mjNBIAS * i;
-      row.kp = -slope;
-      double dv = bt == mjBIAS_AFFINE ? biasprm[2] : 0;
-      if (gt == mjGAIN_AFFINE) dv += gainprm[2] * input;
-      row.kv = -dv;
+      row.kp = -slopes[0];
+      row.kv = -slopes[1];
       row.slopes_known = true;
     } else if (muscle) {
       // muscle: central differences of the force-length-velocity curves

@@ -515,6 +515,15 @@ static mjtNum actuatorDamping(const mjModel* m, const mjData* d, int i, int* bad
 
 
 
+int mjd_actuatorSlopes(const mjModel* m, const mjData* d, int i, mjtNum slope[2]) {
+  int affine, bad = -1;
+  slope[0] = actuatorSlope(m, d, i, &affine, &bad);
+  slope[1] = affine ? -actuatorDamping(m, d, i, &bad) : 0;
+  return affine;
+}
+
+
+
 // weight of the term of actuator i on a fixed tendon: actuator-space stiffness -slope and
 // damping, inverse inertia m' M^-1 m along the tendon's chain (invweight0 through the gear)
 static mjtNum tendonWeight(const mjModel* m, const mjData* d, int i, mjtNum slope, int* bad,

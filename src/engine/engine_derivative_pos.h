@@ -69,6 +69,13 @@ void mj_setTendonPosScope(const mjModel* m, mjData* d);
 // clamped to ctrlrange (unless clampctrl is disabled), 0 if any control is bad after clamping.
 MJAPI mjtNum mjd_actuatorInput(const mjModel* m, const mjData* d, int i);
 
+// Slopes of the force of actuator i at its current input (mjd_actuatorInput), when its gain is
+// fixed or affine and its bias none or affine: slope[0] = d actuator_force / d actuator_length (the
+// slope of mjd_actuatorPosScope) and slope[1] = d actuator_force / d actuator_velocity (the
+// velocity terms of the affine bias and gain). Returns 1 for such an actuator, and 0 with both
+// slopes 0 for any other (muscle, user).
+MJAPI int mjd_actuatorSlopes(const mjModel* m, const mjData* d, int i, mjtNum slope[2]);
+
 // Accuracy weight theta in (0, 1] that mjENBL_POSWEIGHT gives the term of actuator id (objtype
 // mjOBJ_ACTUATOR) or of the dof of scalar joint id (mjOBJ_JOINT); 1 for a term outside the scope
 // of K. A term is a fixed-tendon servo, or everything on one dof alone: the servos on its joint
