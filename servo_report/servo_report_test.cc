@@ -41,12 +41,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// the bisections diverge on purpose: keep MuJoCo's warnings quiet
-void Quiet(const char*) {}
-const bool kQuiet = [] {
-  mju_user_warning = Quiet;
-  return true;
-}();
+// MuJoCo's fixture: an unexpected MuJoCo warning fails the test; the tests that bisect a
+// divergence record theirs (WarningCapture)
+class ServoReportTest : public MujocoTest {};
 
 ServoReport Analyze(const mjModel* m) {
   ServoReport report;
@@ -100,10 +97,11 @@ struct HingeCase {
   double inertia, kv, damping, h;
 };
 
-class OneHingeCapTest : public ::testing::TestWithParam<HingeCase> {};
+class OneHingeCapTest : public MujocoTest, public ::testing::WithParamInterface<HingeCase> {};
 
 // Catches: a wrong one-hinge cap formula for an integrator.
 TEST_P(OneHingeCapTest, CapMatchesSimulatedDivergence) {
+  WarningCapture diverging;
   const HingeCase& c = GetParam();
   ModelPtr model = LoadModelOrFail(OneHingeXml(c.inertia, 1.0, c.kv, c.h, c.integrator));
   mjModel* m = model.get();
@@ -145,7 +143,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 // Catches: --posweight reporting weights the engine does not apply (or none): the flag columns'
 // pole modulus of each one-hinge servo and spring equals that of the engine's weighted step.
-TEST(ServoReportPosWeight, FlagColumnsAreTheEnginesWeightedStep) {
+TEST_F(ServoReportTest, PosWeightFlagColumnsAreTheEnginesWeightedStep) {
   for (double kp : {30.0, 300.0, 3000.0}) {
     for (bool spring : {false, true}) {
       ModelPtr model = LoadModelOrFail(spring ? OneHingeSpringXml(0.01576, kp, 0.1, 0.005)
@@ -173,10 +171,11 @@ TEST(ServoReportPosWeight, FlagColumnsAreTheEnginesWeightedStep) {
 
 //------------------------------ one hinge: joint spring --------------------------------------------
 
-class OneSpringCapTest : public ::testing::TestWithParam<HingeCase> {};
+class OneSpringCapTest : public MujocoTest, public ::testing::WithParamInterface<HingeCase> {};
 
 // Catches: a wrong joint-spring cap formula for an integrator.
 TEST_P(OneSpringCapTest, CapMatchesSimulatedDivergence) {
+  WarningCapture diverging;
   const HingeCase& c = GetParam();
   ModelPtr model =
       LoadModelOrFail(OneHingeSpringXml(c.inertia, 1.0, c.damping, c.h, c.integrator));
@@ -215,11 +214,12 @@ struct ChainCase {
   double kv, h;
 };
 
-class ChainCapTest : public ::testing::TestWithParam<ChainCase> {};
+class ChainCapTest : public MujocoTest, public ::testing::WithParamInterface<ChainCase> {};
 
 // the chain's modes are coupled: its cap is the system margin, not any one actuator's
 // Catches: a wrong coupled-system margin.
 TEST_P(ChainCapTest, SystemMarginMatchesSimulatedDivergence) {
+  WarningCapture diverging;
   const ChainCase& c = GetParam();
   const double kp_ref = 100;
   ModelPtr model = LoadModelOrFail(ChainXml(c.n, kp_ref, c.kv, c.h, c.integrator));
@@ -304,7 +304,7 @@ constexpr char kExcludedXml[] = R"(
 )";
 
 // Catches: a report whose scope disagrees with the engine's.
-TEST(ServoReportScope, ExcludedTransmissionsCarryTheirReason) {
+TEST_F(ServoReportTest, ExcludedTransmissionsCarryTheirReason) {
   ModelPtr model = LoadModelOrFail(kExcludedXml);
   mjModel* m = model.get();
   ASSERT_NE(m, nullptr);
@@ -337,7 +337,7 @@ TEST(ServoReportScope, ExcludedTransmissionsCarryTheirReason) {
 }
 
 // Catches: a ball-joint spring reported as covered by the flag.
-TEST(ServoReportScope, BallJointSpringIsExcluded) {
+TEST_F(ServoReportTest, BallJointSpringIsExcluded) {
   ModelPtr model = LoadModelOrFail(R"(
 <mujoco>
   <worldbody>
@@ -362,6 +362,7 @@ const std::string kHumanoid = std::string(MJPOS_MODEL_DIR) + "/humanoid/humanoid
 // stable over n steps, holding the pose from a small kick; contact and gravity off (the report
 // does not model constraints, and a free fall would leave the linear regime)
 bool HumanoidStable(double kp, double kv, int integrator, int n) {
+  WarningCapture diverging;  // a gain above the cap diverges on purpose
   mjModel* m = LoadServoHumanoid(kHumanoid, kp, kv);
   if (!m) return false;
   m->opt.integrator = integrator;
@@ -377,7 +378,7 @@ bool HumanoidStable(double kp, double kv, int integrator, int n) {
 }
 
 // Catches: verdicts that disagree with simulation on the humanoid.
-TEST(ServoReportHumanoid, AllServosInScopeAndVerdictMatchesSimulation) {
+TEST_F(ServoReportTest, HumanoidServosInScopeAndVerdictMatchesSimulation) {
   const double kv = 1;
   std::string error;
   mjModel* m = LoadServoHumanoid(kHumanoid, 100, kv, &error);
@@ -425,7 +426,7 @@ ToolRun RunTool(const std::string& args) {
 }
 
 // Catches: an exit status that cannot gate a CI.
-TEST(ServoReportTool, ExitStatus) {
+TEST_F(ServoReportTest, ToolExitStatus) {
   EXPECT_EQ(RunTool("").status, 2);
   EXPECT_EQ(RunTool(kHumanoid + " --integrator midpoint").status, 2);
   EXPECT_EQ(RunTool(kHumanoid + " --timestep -1").status, 2);
@@ -450,7 +451,7 @@ TEST(ServoReportTool, ExitStatus) {
 }
 
 // Catches: a crash or error on a shipped model.
-TEST(ServoReportTool, RunsOnEveryShippedModel) {
+TEST_F(ServoReportTest, ToolRunsOnEveryShippedModel) {
   std::vector<std::string> models;
   for (const auto& e : std::filesystem::recursive_directory_iterator(MJPOS_MODEL_DIR)) {
     if (e.path().extension() == ".xml") models.push_back(e.path().string());
