@@ -24,20 +24,11 @@
 #include <mujoco/mujoco.h>
 
 #include "benchmark/mjpos_bench.h"
+#include "servo_report/one_dof.h"
 #include "test/models.h"
 
 namespace mjpos::bench {
 namespace {
-
-// The integration schemes compared at equal accuracy.
-enum class Scheme { kStock, kBackwardEuler, kWeighted };
-
-// sets the enable flags of scheme s
-void SetScheme(mjModel* m, Scheme s) {
-  m->opt.enableflags &= ~(mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT);
-  if (s != Scheme::kStock) m->opt.enableflags |= mjENBL_IMPLICITPOS;
-  if (s == Scheme::kWeighted) m->opt.enableflags |= mjENBL_POSWEIGHT;
-}
 
 // Actuated joint positions after each of the first n steps at timestep h from InitSubject;
 // empty if the run diverged (StepStable).

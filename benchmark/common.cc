@@ -107,14 +107,6 @@ double CpuSeconds() {
 
 //------------------------------------ stepping ---------------------------------------------------
 
-void SetFlag(mjModel* m, bool on) {
-  if (on) {
-    m->opt.enableflags |= mjENBL_IMPLICITPOS;
-  } else {
-    m->opt.enableflags &= ~mjENBL_IMPLICITPOS;
-  }
-}
-
 void AddCtrlNoise(const mjModel* m, mjData* d, int step) {
   for (int i = 0; i < m->nu; i++) {
     mjtNum center = 0.0;
@@ -214,7 +206,7 @@ Stack ProbeStack(const mjModel* m0, int steps, std::vector<mjtNum>* state) {
   long big = m0->nstack + 2 * (7 * nv * nv + 18 * nbody * nv) + 100000;
   m->nstack = static_cast<int>(std::min<long>(big, 1L << 30));
   mjData* d = mj_makeData(m);
-  SetFlag(m, false);
+  SetEnable(m, mjENBL_IMPLICITPOS, false);
   for (int i = 0; i < steps; i++) {
     AddCtrlNoise(m, d, i);
     mj_step(m, d);
@@ -229,7 +221,7 @@ Stack ProbeStack(const mjModel* m0, int steps, std::vector<mjtNum>* state) {
     state->insert(state->end(), d->qacc_warmstart, d->qacc_warmstart + m->nv);
   }
   mjData* d2 = mj_copyData(nullptr, m, d);
-  SetFlag(m, true);
+  SetEnable(m, mjENBL_IMPLICITPOS, true);
   AddCtrlNoise(m, d2, steps);
   mj_step(m, d2);
   s.needed = std::max(d->maxuse_stack, d2->maxuse_stack);

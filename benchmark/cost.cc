@@ -29,6 +29,7 @@
 #include <mujoco/mujoco.h>
 
 #include "benchmark/mjpos_bench.h"
+#include "servo_report/one_dof.h"
 #include "test/models.h"
 
 namespace mjpos::bench {
@@ -103,7 +104,7 @@ void AddCase(Cases* cases, const std::string& name, mjModel* m, const Options& o
 void RunStep(benchmark::State& state, Case* c, bool on, int warmup) {
   mjModel* m = c->m;
   mjData* d = c->d;
-  SetFlag(m, on);
+  SetEnable(m, mjENBL_IMPLICITPOS, on);
   while (state.KeepRunningBatch(kBatchSteps)) {
     RestoreState(m, d, c->state);
     for (int i = 0; i < kBatchSteps; i++) {
@@ -111,7 +112,7 @@ void RunStep(benchmark::State& state, Case* c, bool on, int warmup) {
       mj_step(m, d);
     }
   }
-  SetFlag(m, false);
+  SetEnable(m, mjENBL_IMPLICITPOS, false);
   state.SetItemsProcessed(state.iterations());
 }
 
@@ -175,8 +176,9 @@ int Profile(const Options& opt) {
   std::string mode = opt.profile.substr(a + 1, b - a - 1);
   bool on = mode != "off";
   int steps = std::atoi(opt.profile.c_str() + b + 1);
-  SetFlag(c->m, on);
-  if (mode == "weighted") c->m->opt.enableflags |= mjENBL_POSWEIGHT;
+  SetScheme(c->m, mode == "weighted" ? Scheme::kWeighted
+                  : on                 ? Scheme::kBackwardEuler
+                                       : Scheme::kStock);
   CALLGRIND_START_INSTRUMENTATION;
   for (int done = 0; done < steps; done += kBatchSteps) {
     RestoreState(c->m, c->d, c->state);

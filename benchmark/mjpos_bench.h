@@ -81,9 +81,6 @@ std::string Count(double x);
 std::string Machine();
 std::string Version();
 
-// sets (on) or clears mjENBL_IMPLICITPOS
-void SetFlag(mjModel* m, bool on);
-
 // upstream's add_ctrl_noise (step_benchmark_test.cc)
 void AddCtrlNoise(const mjModel* m, mjData* d, int step);
 

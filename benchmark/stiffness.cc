@@ -34,12 +34,12 @@ namespace {
 // whether the subject m stays stable for `seconds` at timestep h, flag on or off (StepStable)
 bool StableAt(mjModel* m, const std::vector<Servo>& servos, double h, bool on, double seconds) {
   m->opt.timestep = h;
-  SetFlag(m, on);
+  SetEnable(m, mjENBL_IMPLICITPOS, on);
   mjData* d = mj_makeData(m);
   InitSubject(m, d, servos);
   bool ok = mjpos::StepStable(m, d, static_cast<int>(std::ceil(seconds / h)));
   mj_deleteData(d);
-  SetFlag(m, false);
+  SetEnable(m, mjENBL_IMPLICITPOS, false);
   return ok;
 }
 
@@ -49,9 +49,9 @@ bool StableAt(mjModel* m, const std::vector<Servo>& servos, double h, bool on, d
 void Throughput(mjModel* m, const std::vector<Servo>& servos, double h, bool on, double seconds,
                 double min_cpu, double* per_wall, double* per_cpu) {
   m->opt.timestep = h;
-  SetFlag(m, on);
+  SetEnable(m, mjENBL_IMPLICITPOS, on);
   SubjectRate(m, servos, static_cast<int>(std::ceil(seconds / h)), min_cpu, per_wall, per_cpu);
-  SetFlag(m, false);
+  SetEnable(m, mjENBL_IMPLICITPOS, false);
 }
 
 // one hinge under the flag (backward Euler in q and v): per-step amplitude factor and delivered

@@ -23,6 +23,7 @@
 #include <Eigen/Dense>
 #include <mujoco/mujoco.h>
 #include "peer/peer.h"
+#include "servo_report/one_dof.h"
 #include "test/models.h"
 
 namespace mjpos::peer {
@@ -63,8 +64,7 @@ void SetState(const mjModel* m, mjData* d, bool at_rest) {
 
 std::vector<double> OurStep(mjModel* m, const mjData* start, bool flag) {
   int saved = m->opt.enableflags;
-  if (flag) m->opt.enableflags |= mjENBL_IMPLICITPOS;
-  else m->opt.enableflags &= ~mjENBL_IMPLICITPOS;
+  SetEnable(m, mjENBL_IMPLICITPOS, flag);
   DataPtr d(mj_makeData(m));
   mj_copyData(d.get(), m, start);
   mj_step(m, d.get());

@@ -34,6 +34,7 @@
 #include <mujoco/mujoco.h>
 #include "peer/conformance.h"
 #include "peer/peer.h"
+#include "servo_report/one_dof.h"
 #include "test/models.h"
 
 namespace mjpos::peer {
@@ -115,8 +116,7 @@ Case HumanoidCase(double kp, double kv, bool contact) {
 
 // our run: stable for `steps` from the case's start; the data after it
 bool OursStable(Case& c, bool flag, int steps, mjData* d) {
-  if (flag) c.m->opt.enableflags |= mjENBL_IMPLICITPOS;
-  else c.m->opt.enableflags &= ~mjENBL_IMPLICITPOS;
+  SetEnable(c.m.get(), mjENBL_IMPLICITPOS, flag);
   mj_resetData(c.m.get(), d);
   c.start(c.m.get(), d);
   bool stable = StepStable(c.m.get(), d, steps);
@@ -351,7 +351,7 @@ void ReportTable(std::ostream& out) {
   std::vector<Column> cols;
   for (bool flag : {false, true}) {
     DataPtr d(mj_makeData(c.m.get()));
-    if (flag) c.m->opt.enableflags |= mjENBL_IMPLICITPOS;
+    SetEnable(c.m.get(), mjENBL_IMPLICITPOS, flag);
     UnitStep(c.m.get(), d.get());
     mj_step(c.m.get(), d.get());
     c.m->opt.enableflags &= ~mjENBL_IMPLICITPOS;
@@ -454,7 +454,7 @@ void CostTable(std::ostream& out, int repetitions) {
     for (int r = 0; r < repetitions; ++r) {
       double t[2];
       for (int flag = 0; flag < 2; ++flag) {
-        if (flag) c.m->opt.enableflags |= mjENBL_IMPLICITPOS;
+        SetEnable(c.m.get(), mjENBL_IMPLICITPOS, flag);
         mj_resetData(c.m.get(), d.get());
         c.start(c.m.get(), d.get());
         auto t0 = std::chrono::steady_clock::now();

@@ -194,4 +194,19 @@ double Bisect(const std::function<bool(double)>& ok, int max_iter, double tol, b
   return 0.5 * (*lo + *hi);
 }
 
+//------------------------------ schemes -----------------------------------------------------------
+
+void SetEnable(mjModel* m, int bits, bool on) {
+  if (on) {
+    m->opt.enableflags |= bits;
+  } else {
+    m->opt.enableflags &= ~bits;
+  }
+}
+
+void SetScheme(mjModel* m, Scheme s) {
+  SetEnable(m, mjENBL_IMPLICITPOS, s != Scheme::kStock);
+  SetEnable(m, mjENBL_POSWEIGHT, s == Scheme::kWeighted);
+}
+
 }  // namespace mjpos

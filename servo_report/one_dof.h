@@ -15,7 +15,8 @@
 // The formulas of the servo report that the tests and the benchmark use too, each in one place:
 // the one-step map of one servo dof (stock integrators and mjENBL_IMPLICITPOS) and its poles,
 // spectral radii, the largest stable gain, the reflected inertia, and the bracketing and
-// bisection of a stability boundary. See doc/servo-report.md for the formulas.
+// bisection of a stability boundary, and the enable flags of the schemes they compare. See
+// servo_report/README.md for the formulas.
 
 #ifndef MJPOS_SERVO_REPORT_ONE_DOF_H_
 #define MJPOS_SERVO_REPORT_ONE_DOF_H_
@@ -105,6 +106,18 @@ bool BracketByDoubling(const std::function<bool(double)>& ok, double x0, int dou
 // of the final bracket.
 double Bisect(const std::function<bool(double)>& ok, int max_iter, double tol, bool geometric,
               double* lo, double* hi);
+
+//------------------------------ schemes -----------------------------------------------------------
+
+// Sets (on) or clears the enable flags `bits` of m.
+void SetEnable(mjModel* m, int bits, bool on);
+
+// The schemes compared: stock implicit, backward Euler in position (mjENBL_IMPLICITPOS) and the
+// accuracy-weighted mode (mjENBL_IMPLICITPOS with mjENBL_POSWEIGHT).
+enum class Scheme { kStock, kBackwardEuler, kWeighted };
+
+// Sets the enable flags of scheme s; the other flags are left as they are.
+void SetScheme(mjModel* m, Scheme s);
 
 }  // namespace mjpos
 

@@ -94,15 +94,6 @@ inline std::string SaveLastXml(const mjModel* m) {
   return xml;
 }
 
-// Sets (on) or clears the enable flags `bits` of m.
-inline void SetEnable(mjModel* m, int bits, bool on) {
-  if (on) {
-    m->opt.enableflags |= bits;
-  } else {
-    m->opt.enableflags &= ~bits;
-  }
-}
-
 // The one-step map of (q, v) of a one-dof model, target 0 (ctrl 0), recovered from mj_step:
 // column c from the reset state with qpos[0] (c = 0) or qvel[0] (c = 1) set to delta, divided by
 // delta. The engine's side of the tests of the servo report's one-dof map.

@@ -113,11 +113,7 @@ void ExpectKMatchesFiniteDifference(const mjModel* m, mjData* d, const std::stri
 // full state after n steps, flag off or on
 std::vector<mjtNum> Trajectory(const mjModel* m, bool flag, int n) {
   ModelPtr mc(mj_copyModel(nullptr, m));
-  if (flag) {
-    mc->opt.enableflags |= mjENBL_IMPLICITPOS;
-  } else {
-    mc->opt.enableflags &= ~mjENBL_IMPLICITPOS;
-  }
+  SetEnable(mc.get(), mjENBL_IMPLICITPOS, flag);
   DataPtr d(mj_makeData(mc.get()));
   SetState(mc.get(), d.get());
   for (int t = 0; t < n; ++t) mj_step(mc.get(), d.get());

@@ -41,7 +41,7 @@ bool Stable(double kp, bool flag, bool contact) {
   if (!m) return false;
   m->opt.timestep = 0.005;
   m->opt.integrator = mjINT_IMPLICIT;
-  if (flag) m->opt.enableflags |= mjENBL_IMPLICITPOS;
+  SetEnable(m, mjENBL_IMPLICITPOS, flag);
   if (!contact) m->opt.disableflags |= mjDSBL_CONTACT;
   mjData* d = mj_makeData(m);
   HoldPose(m, d);

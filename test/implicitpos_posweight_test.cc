@@ -35,14 +35,6 @@ namespace {
 
 constexpr double kInertia = 0.01576;
 
-enum Scheme { kStock, kBackwardEuler, kWeighted };
-
-void SetScheme(mjModel* m, Scheme s) {
-  m->opt.enableflags &= ~(mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT);
-  if (s != kStock) m->opt.enableflags |= mjENBL_IMPLICITPOS;
-  if (s == kWeighted) m->opt.enableflags |= mjENBL_POSWEIGHT;
-}
-
 // the one hinge servo, its gains set in place: kp = I w^2, kv = 2 zeta sqrt(kp I)
 class Hinge {
  public:
@@ -105,9 +97,9 @@ double Median(std::vector<double> x) {
 // the weighted mode against min(stock where stable, backward Euler), at (hw, zeta, h)
 double RatioToBest(Hinge* hinge, double hw, double zeta, double h, double* to_be = nullptr) {
   hinge->Set(hw, zeta, h);
-  double be = hinge->StepError(kBackwardEuler), mode = hinge->StepError(kWeighted);
+  double be = hinge->StepError(Scheme::kBackwardEuler), mode = hinge->StepError(Scheme::kWeighted);
   double best = be;
-  if (hw * hw < 4 + 4 * zeta * hw) best = std::min(best, hinge->StepError(kStock));
+  if (hw * hw < 4 + 4 * zeta * hw) best = std::min(best, hinge->StepError(Scheme::kStock));
   if (to_be) *to_be = mode / be;
   return mode / best;
 }
@@ -166,11 +158,11 @@ TEST_F(PosWeight, OneDofStableForEveryGain) {
         m->actuator_gainprm[0] = kp;
         m->actuator_biasprm[1] = -kp;
         m->actuator_biasprm[2] = -kv;
-        double radius = hinge.SpectralRadius(kWeighted);
+        double radius = hinge.SpectralRadius(Scheme::kWeighted);
         EXPECT_LT(radius, 1) << "kp " << kp << " kv " << kv << " h " << h;
         // the bound is not vacuous: stock is unstable above its cap
         if (kp > 1.5 * OneDofCap(mjINT_IMPLICIT, h, inertia, kv, 0)) {
-          EXPECT_GT(hinge.SpectralRadius(kStock), 1) << "kp " << kp << " kv " << kv;
+          EXPECT_GT(hinge.SpectralRadius(Scheme::kStock), 1) << "kp " << kp << " kv " << kv;
         }
       }
     }
@@ -331,9 +323,9 @@ TEST_F(PosWeight, RandomChainsStable) {
     std::string error;
     ModelPtr m(LoadXmlString(xml, &error));
     ASSERT_NE(m, nullptr) << error;
-    double radius = TransitionRadius(m.get(), kWeighted);
+    double radius = TransitionRadius(m.get(), Scheme::kWeighted);
     EXPECT_LT(radius, 1 - 1e-9) << xml;
-    if (TransitionRadius(m.get(), kStock) > 1) ++stock_unstable;
+    if (TransitionRadius(m.get(), Scheme::kStock) > 1) ++stock_unstable;
     ++chains;
   }
   EXPECT_EQ(chains, 200);
@@ -352,7 +344,7 @@ TEST_F(PosWeight, HumanoidAndArmsStableToTheGridTop) {
       ASSERT_NE(m, nullptr) << error;
       m->opt.integrator = mjINT_IMPLICIT;
       if (!contact) m->opt.disableflags |= mjDSBL_CONTACT;
-      SetScheme(m.get(), kWeighted);
+      SetScheme(m.get(), Scheme::kWeighted);
       DataPtr d(mj_makeData(m.get()));
       HoldPose(m.get(), d.get());
       for (int i = 6; i < m->nv; ++i) d->qvel[i] = 0.1 * std::sin(3.0 * i);
@@ -362,7 +354,7 @@ TEST_F(PosWeight, HumanoidAndArmsStableToTheGridTop) {
       std::string error;
       ModelPtr m(LoadXmlString(xml, &error));
       ASSERT_NE(m, nullptr) << error;
-      SetScheme(m.get(), kWeighted);
+      SetScheme(m.get(), Scheme::kWeighted);
       DataPtr d(mj_makeData(m.get()));
       for (int i = 0; i < m->nq; ++i) d->qpos[i] = 0.2 * std::sin(1.0 + i);
       HoldPose(m.get(), d.get());
@@ -380,7 +372,7 @@ TEST_F(PosWeight, StaticsEqualStock) {
     ModelPtr m(LoadXmlString(GearTendonArmXml(kp, 1, 0.005), &error));
     ASSERT_NE(m, nullptr) << error;
     std::vector<std::vector<double>> rest;
-    for (Scheme s : {kStock, kBackwardEuler, kWeighted}) {
+    for (Scheme s : {Scheme::kStock, Scheme::kBackwardEuler, Scheme::kWeighted}) {
       SetScheme(m.get(), s);
       DataPtr d(mj_makeData(m.get()));
       for (int u = 0; u < m->nu; ++u) d->ctrl[u] = 0.2;
@@ -399,7 +391,7 @@ TEST_F(PosWeight, DiscreteInverseMirrorsTheWeights) {
   std::string error;
   ModelPtr m(LoadXmlString(GearTendonArmXml(3e4, 0.5, 0.005), &error));
   ASSERT_NE(m, nullptr) << error;
-  SetScheme(m.get(), kWeighted);
+  SetScheme(m.get(), Scheme::kWeighted);
   m->opt.enableflags |= mjENBL_INVDISCRETE;
   DataPtr d(mj_makeData(m.get()));
   for (int i = 0; i < m->nv; ++i) {
@@ -451,7 +443,7 @@ TEST_F(PosWeight, CachedWeightFollowsTheModel) {
   std::string error;
   ModelPtr m(LoadXmlString(GearTendonArmXml(300, 0.5, 0.005), &error));
   ASSERT_NE(m, nullptr) << error;
-  SetScheme(m.get(), kWeighted);
+  SetScheme(m.get(), Scheme::kWeighted);
   DataPtr d(mj_makeData(m.get()));
   for (int u = 0; u < m->nu; ++u) d->ctrl[u] = 0.3;
   for (int k = 0; k < 20; ++k) mj_step(m.get(), d.get());
@@ -473,7 +465,7 @@ TEST_F(PosWeight, CachedWeightFollowsTheModel) {
 TEST_F(PosWeight, CacheKeyIsThePair) {
   ModelPtr m = LoadModelOrFail(OneHingeXml(1, 1, 0, 0.5));
   ASSERT_NE(m, nullptr);
-  SetScheme(m.get(), kWeighted);
+  SetScheme(m.get(), Scheme::kWeighted);
   m->dof_invweight0[0] = 1;
   DataPtr d(mj_makeData(m.get()));
   d->ctrl[0] = 1;
@@ -510,7 +502,7 @@ TEST_F(PosWeight, CachedWeightEqualsALookupEveryStep) {
   const double h = 0.005, hw = 1.5, zeta[2] = {0.1, 2};
   ModelPtr m = LoadModelOrFail(ChainXml(2, 1, 0, h));
   ASSERT_NE(m, nullptr);
-  SetScheme(m.get(), kWeighted);
+  SetScheme(m.get(), Scheme::kWeighted);
   DataPtr d(mj_makeData(m.get()));
   for (int i = 0; i < m->nv; ++i) m->dof_armature[i] = 1e-4;
   mj_setConst(m.get(), d.get());
@@ -545,7 +537,7 @@ TEST_F(PosWeight, WeightedStepWritesOnlyItsOwnArrays) {
   for (int i = 0; i < m->nv; ++i) d->qvel[i] = std::cos(i);
   for (int u = 0; u < m->nu; ++u) d->ctrl[u] = 0.2 * (u + 1);
   std::vector<std::vector<double>> out;
-  for (Scheme s : {kBackwardEuler, kWeighted}) {
+  for (Scheme s : {Scheme::kBackwardEuler, Scheme::kWeighted}) {
     SetScheme(m.get(), s);
     DataPtr step(mj_makeData(m.get()));
     mj_copyData(step.get(), m.get(), d.get());

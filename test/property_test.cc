@@ -85,6 +85,7 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 #include "engine/engine_derivative_pos.h"
+#include "servo_report/one_dof.h"
 #include "test/models.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -799,11 +800,7 @@ struct RunData {
 
 RunResult Simulate(mjModel* m, const Start& start, bool flag, bool roundtrip, int index,
                    RunData* data, Failures* failures) {
-  if (flag) {
-    m->opt.enableflags |= mjENBL_IMPLICITPOS;
-  } else {
-    m->opt.enableflags &= ~mjENBL_IMPLICITPOS;
-  }
+  SetEnable(m, mjENBL_IMPLICITPOS, flag);
   DataPtr& d = data->d;
   DataPtr& pre = data->pre;
   DataPtr& inv = data->inv;
@@ -1074,11 +1071,12 @@ TEST(PropertySuite, RandomModels) {
     if (totals.roundtrips == 0) failures.Add(-1, "no round trip was in scope");
   }
 
-  std::printf("models: %d, steps: %lld, failures: %d\n", last - first, totals.steps,
-              failures.count);
+  // the run's size, in the test's XML output (--gtest_output=xml)
+  ::testing::Test::RecordProperty("models", last - first);
+  ::testing::Test::RecordProperty("steps", std::to_string(totals.steps));
 #ifndef MJPOS_STOCK_STATEDUMP
-  std::printf("flag off = stock: skipped, this build has no stock library "
-              "(MJPOS_STOCK_STATEDUMP undefined)\n");
+  ::testing::Test::RecordProperty("flag_off_equals_stock",
+                                  "not checked: this build has no stock library");
 #endif
   EXPECT_EQ(failures.count, 0);
   mju_user_warning = nullptr;
