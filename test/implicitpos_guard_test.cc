@@ -198,7 +198,8 @@ TEST_F(ImplicitPosGuardInput, BadControlZeroesEveryInput) {
 // (clampctrl disabled, an unlimited actuator) or without it where it does, or skipping a control
 // (the first), or clamping with another actuator's bounds: mj_fwdActuation zeroes every control
 // when one is bad after clamping. 1e11 is bad (beyond mjMAXVAL) unclamped and good clamped to
-// [-1, 1]; the third actuator's range [-1e12, 1e12] keeps +-1e11 bad.
+// [-1, 1]; the third actuator's range [-1e12, 1e12] keeps +-1e11 bad. The same for the slopes
+// mjd_actuatorSlopes reports (the servo report's).
 TEST_F(ImplicitPosGuardInput, ControlCheckedAfterClamping) {
   const double g1 = -30, b1 = -100;
   std::string actuators =
@@ -236,6 +237,10 @@ TEST_F(ImplicitPosGuardInput, ControlCheckedAfterClamping) {
       EXPECT_EQ(Slope(m.get(), d.get(), u), b1 + g1 * input)
           << "actuator " << u << " ctrl " << c.ctrl[0] << " " << c.ctrl[1];
       EXPECT_EQ(mjd_actuatorInput(m.get(), d.get(), u), input) << "actuator " << u;
+      mjtNum slopes[2];
+      EXPECT_EQ(mjd_actuatorSlopes(m.get(), d.get(), u, slopes), 1);
+      EXPECT_EQ(slopes[0], b1 + g1 * input) << "actuator " << u;
+      EXPECT_EQ(slopes[1], -1) << "actuator " << u;  // the bias's velocity term
     }
     ExpectKMatchesFiniteDifference(m.get(), d.get(), "control checked after clamping");
   }
@@ -393,7 +398,7 @@ TEST_F(ImplicitPosGuardSlope, GainAndBiasTerms) {
 }
 
 // Catches: an actuator taken as affine when only its gain or only its bias is (user gain or
-// bias: left explicit).
+// bias: left explicit), or given slopes by mjd_actuatorSlopes.
 TEST_F(ImplicitPosGuardSlope, UserGainOrBiasIsExcluded) {
   const std::vector<std::string> actuators = {
       "<general joint=\"a\" gaintype=\"user\" biastype=\"affine\" biasprm=\"0 -100 -1\"/>",
@@ -409,6 +414,9 @@ TEST_F(ImplicitPosGuardSlope, UserGainOrBiasIsExcluded) {
     int scope;
     EXPECT_EQ(Slope(m.get(), d.get(), 0, &scope), 0) << a;
     EXPECT_EQ(scope, mjPOSSCOPE_GAINBIAS) << a;
+    mjtNum slopes[2] = {kNaN, kNaN};
+    EXPECT_EQ(mjd_actuatorSlopes(m.get(), d.get(), 0, slopes), 0) << a;
+    EXPECT_THAT(slopes, ElementsAre(0, 0)) << a;
     EXPECT_TRUE(BitIdentical(Trajectory(m.get(), false, 20), Trajectory(m.get(), true, 20))) << a;
   }
 }
