@@ -81,7 +81,7 @@ case "$cmd" in
     git tag pristine
     while read -r p; do
       case "$p" in ''|'#'*) continue ;; esac
-      git am -q --keep-cr "$here/patches/$p"
+      git -c user.name=series -c user.email=series@localhost am -q --keep-cr "$here/patches/$p"
     done < "$here/patches/series"
     echo "checked out $(git rev-list --count pristine..HEAD) patches into $dir"
     ;;
@@ -93,6 +93,8 @@ case "$cmd" in
     ;;
   build-each)
     build=${3:?build-each needs BUILD}
+    mkdir -p "$build"
+    dir=$(cd "$dir" && pwd); build=$(cd "$build" && pwd)
     cd "$dir"
     git rev-parse -q --verify pristine >/dev/null || { echo "$dir: no 'pristine' tag" >&2; exit 1; }
     git diff --quiet && git diff --cached --quiet || { echo "$dir has uncommitted changes" >&2; exit 1; }

@@ -5,7 +5,9 @@
 #  2. the release build of everything (patched and stock libmujoco, upstream's 2.2.2 suite, this
 #     project's tests, the peer suite, benchmark smoke run, Python bindings and their tests), run
 #     by ctest;
-#  3. a fixed subset of the mutation gate (tools/mutate.sh --subset=12, build directory build-mut).
+#  3. a fixed subset of the mutation gate (tools/mutate.sh --subset=12, build directory build-mut);
+#  4. each patch of the 2.2.2 series builds on its own, in order (tools/patches.sh build-each,
+#     working copy and build directory under $BUILD_DIR-series).
 # Build directories: $BUILD_DIR (default: build) and $BUILD_DIR-asan. Set MJPOS_SKIP_ASAN=1 to
 # skip step 1. Extra arguments are passed to the final ctest.
 set -euo pipefail
@@ -46,3 +48,10 @@ cmake --build "$build" -j"$jobs"
 # 3. a fixed subset of the mutation gate: a dozen single-line breaks of the engine code, each of
 #    which some test must catch (doc/testing.md, "Mutation gate"; its own build directory)
 bash tools/mutate.sh --subset=12
+
+# 4. each patch builds on its own, in series order: a git working copy of the pristine tree with
+#    one commit per patch, libmujoco built after each in turn (incrementally)
+series="$build-series"
+rm -rf "$series"
+bash tools/patches.sh checkout "$series/wc" "$build/_pristine/mujoco-2.2.2"
+bash tools/patches.sh build-each "$series/wc" "$series/build"
