@@ -36,32 +36,33 @@ static int isScalar(const mjModel* m, int j) {
 
 
 
-// 1 if dof a is dof b or one of its ancestors
+// 1 if dof a is dof b or one of its ancestors: dofs are numbered depth-first, so the subtree of
+// a runs from a to its last descendant, the last column of row a of the D pattern
 static int isAncestor(const mjModel* m, int a, int b) {
-  while (b > a) {
-    b = m->dof_parentid[b];
-  }
-  return b == a;
+  return a <= b && b <= m->D_colind[m->D_rowadr[a] + m->D_rownnz[a] - 1];
 }
 
 
 
-// 1 if all joints of fixed tendon t are hinges or slides on one kinematic chain
+// 1 if all joints of fixed tendon t are hinges or slides on one kinematic chain: every dof is
+// the deepest one (the largest index) or one of its ancestors
 static int isChainTendon(const mjModel* m, int t) {
   int adr = m->tendon_adr[t], num = m->tendon_num[t];
+
+  // hinges and slides only; deepest dof
+  int deep = -1;
   for (int a=adr; a < adr+num; a++) {
-    int ja = m->wrap_objid[a];
-    if (m->wrap_type[a] != mjWRAP_JOINT || !isScalar(m, ja)) {
+    int j = m->wrap_objid[a];
+    if (m->wrap_type[a] != mjWRAP_JOINT || !isScalar(m, j)) {
       return 0;
     }
+    deep = mjMAX(deep, m->jnt_dofadr[j]);
+  }
 
-    // every pair of dofs must be ancestor and descendant
-    int da = m->jnt_dofadr[ja];
-    for (int b=adr; b < a; b++) {
-      int db = m->jnt_dofadr[m->wrap_objid[b]];
-      if (!isAncestor(m, mjMIN(da, db), mjMAX(da, db))) {
-        return 0;
-      }
+  // every dof on the path from the root to the deepest
+  for (int a=adr; a < adr+num; a++) {
+    if (!isAncestor(m, m->jnt_dofadr[m->wrap_objid[a]], deep)) {
+      return 0;
     }
   }
   return 1;
