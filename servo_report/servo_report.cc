@@ -359,21 +359,27 @@ const char* VerdictName(Verdict v) {
   return "?";
 }
 
-bool AnalyzeServos(const mjModel* m, const ServoOptions& options, ServoReport* report,
+bool AnalyzeServos(const mjModel* model, const ServoOptions& options, ServoReport* report,
                    std::string* error) {
   auto fail = [&](const std::string& msg) {
     if (error) *error = msg;
     return false;
   };
-  if (options.key >= m->nkey) {
+  if (options.key >= model->nkey) {
     return fail("keyframe " + std::to_string(options.key) + " does not exist (nkey = " +
-                std::to_string(m->nkey) + ")");
+                std::to_string(model->nkey) + ")");
   }
-  double h = options.timestep > 0 ? options.timestep : m->opt.timestep;
-  int integrator = options.integrator >= 0 ? options.integrator : m->opt.integrator;
+  double h = options.timestep > 0 ? options.timestep : model->opt.timestep;
+  int integrator = options.integrator >= 0 ? options.integrator : model->opt.integrator;
   if (integrator != mjINT_EULER && integrator != mjINT_RK4 && integrator != mjINT_IMPLICIT) {
     return fail("unknown integrator " + std::to_string(integrator));
   }
+
+  // the model at the analysed timestep: the engine's scope (its stiffness bound) and
+  // mjENBL_POSWEIGHT's weights read opt.timestep
+  mjModel* m = mj_copyModel(nullptr, model);
+  if (!m) return fail("could not copy the model");
+  m->opt.timestep = h;
 
   *report = ServoReport();
   report->timestep = h;
@@ -383,19 +389,17 @@ bool AnalyzeServos(const mjModel* m, const ServoOptions& options, ServoReport* r
 
   // state: qpos0 or keyframe; mj_forward gives qM, its factor, moments and actuator forces
   mjData* d = mj_makeData(m);
-  if (!d) return fail("could not allocate mjData");
+  if (!d) {
+    mj_deleteModel(m);
+    return fail("could not allocate mjData");
+  }
   if (options.key >= 0) {
     mj_resetDataKeyframe(m, d, options.key);
   }
   mj_forward(m, d);
 
-  // mjENBL_POSWEIGHT's weights, at the analysed timestep (the engine reads opt.timestep)
+  // mjENBL_POSWEIGHT's weights
   report->posweight = options.posweight;
-  mjModel* weights = nullptr;
-  if (options.posweight) {
-    weights = mj_copyModel(nullptr, m);
-    weights->opt.timestep = h;
-  }
 
   int nv = m->nv;
   std::vector<mjtNum> x(std::max(nv, 1)), unit(std::max(nv, 1));
@@ -431,7 +435,7 @@ bool AnalyzeServos(const mjModel* m, const ServoOptions& options, ServoReport* r
     row.scope_name = ScopeName(row.scope);
     row.in_scope = row.scope == mjPOSSCOPE_RESTORING;
     if (!row.in_scope) row.why = ExcludedWhy(row.scope, row);
-    if (weights && row.in_scope) row.theta = mjd_posWeight(weights, d, mjOBJ_ACTUATOR, i);
+    if (options.posweight && row.in_scope) row.theta = mjd_posWeight(m, d, mjOBJ_ACTUATOR, i);
 
     // position and velocity slopes from the engine; a muscle's by central differences
     mjtNum slopes[2];
@@ -481,7 +485,7 @@ bool AnalyzeServos(const mjModel* m, const ServoOptions& options, ServoReport* r
     row.scope_name = ScopeName(row.scope);
     row.in_scope = row.scope == mjPOSSCOPE_RESTORING;
     if (!row.in_scope) row.why = ExcludedWhy(row.scope, row);
-    if (weights && row.in_scope) row.theta = mjd_posWeight(weights, d, mjOBJ_JOINT, j);
+    if (options.posweight && row.in_scope) row.theta = mjd_posWeight(m, d, mjOBJ_JOINT, j);
     row.kp = passive ? k : 0;
     row.slopes_known = true;
     if (scalar) {
@@ -509,8 +513,8 @@ bool AnalyzeServos(const mjModel* m, const ServoOptions& options, ServoReport* r
     if (row.verdict == Verdict::kUnstable) report->unstable++;
   }
   if (report->system.analysed && report->system.verdict == Verdict::kUnstable) report->unstable++;
-  if (weights) mj_deleteModel(weights);
   mj_deleteData(d);
+  mj_deleteModel(m);
   return true;
 }
 

@@ -377,6 +377,26 @@ bool HumanoidStable(double kp, double kv, int integrator, int n) {
   return ok;
 }
 
+// Catches: a scope read at the model's timestep rather than the analysed one. The engine leaves a
+// slope explicit when h^2 |slope| > mjMAXVAL (1e10): kp 1e15 is inside at the model's 1 ms and
+// outside at 10 ms, the timestep asked for.
+TEST_F(ServoReportTest, ScopeAtTheAnalysedTimestep) {
+  ModelPtr model = LoadModelOrFail(OneHingeXml(1, 1e15, 0, 1e-3, "implicit"));
+  ASSERT_NE(model, nullptr);
+  ServoOptions options;
+  ServoReport report;
+  ASSERT_TRUE(AnalyzeServos(model.get(), options, &report));
+  ASSERT_EQ(report.rows.size(), 1u);
+  EXPECT_EQ(report.rows[0].scope_name, "RESTORING");
+
+  options.timestep = 1e-2;
+  ASSERT_TRUE(AnalyzeServos(model.get(), options, &report));
+  ASSERT_EQ(report.rows.size(), 1u);
+  EXPECT_EQ(report.timestep, 1e-2);
+  EXPECT_EQ(report.rows[0].scope_name, "NONRESTORING");
+  EXPECT_EQ(model->opt.timestep, 1e-3);  // the caller's model is left as it was
+}
+
 // Catches: verdicts that disagree with simulation on the humanoid.
 TEST_F(ServoReportTest, HumanoidServosInScopeAndVerdictMatchesSimulation) {
   const double kv = 1;
