@@ -120,7 +120,7 @@ bool OursStable(Case& c, bool flag, int steps, mjData* d) {
   mj_resetData(c.m.get(), d);
   c.start(c.m.get(), d);
   bool stable = StepStable(c.m.get(), d, steps);
-  c.m->opt.enableflags &= ~mjENBL_IMPLICITPOS;
+  SetEnable(c.m.get(), mjENBL_IMPLICITPOS, false);
   return stable;
 }
 
@@ -298,18 +298,18 @@ void AccuracyTable(std::ostream& out) {
     inertias.push_back(d->qM[0]);
     kps.push_back(kp);
     kvs.push_back(kv);
-    for (int flags : {0, static_cast<int>(mjENBL_IMPLICITPOS),
-                      static_cast<int>(mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT)}) {
+    for (Scheme s : {Scheme::kStock, Scheme::kBackwardEuler, Scheme::kWeighted}) {
       std::vector<double> q;
-      c.m->opt.enableflags = flags;
+      SetScheme(c.m.get(), s);
       mj_resetData(c.m.get(), d.get());
       UnitStep(c.m.get(), d.get());
       for (int k = 0; k < n; ++k) {
         mj_step(c.m.get(), d.get());
         q.push_back(d->qpos[0]);
       }
-      c.m->opt.enableflags = 0;
-      (flags == 0 ? ours_off : flags == mjENBL_IMPLICITPOS ? ours_on : ours_weighted).push_back(q);
+      SetScheme(c.m.get(), Scheme::kStock);
+      (s == Scheme::kStock ? ours_off : s == Scheme::kBackwardEuler ? ours_on : ours_weighted)
+          .push_back(q);
     }
     for (const char* integrator : {"discrete", "implicit"}) {
       Json job = PeerJob(c, integrator, n);
@@ -354,7 +354,7 @@ void ReportTable(std::ostream& out) {
     SetEnable(c.m.get(), mjENBL_IMPLICITPOS, flag);
     UnitStep(c.m.get(), d.get());
     mj_step(c.m.get(), d.get());
-    c.m->opt.enableflags &= ~mjENBL_IMPLICITPOS;
+    SetEnable(c.m.get(), mjENBL_IMPLICITPOS, false);
     cols.push_back({flag ? "ours: implicit + flag" : "ours: implicit (stock)", d->qvel[0],
                     d->qacc[0], d->qfrc_actuator[0], d->actuator_force[0],
                     {d->sensordata[0], d->sensordata[1], d->sensordata[2]}});
@@ -460,7 +460,7 @@ void CostTable(std::ostream& out, int repetitions) {
         auto t0 = std::chrono::steady_clock::now();
         for (int k = 0; k < steps; ++k) mj_step(c.m.get(), d.get());
         t[flag] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        c.m->opt.enableflags &= ~mjENBL_IMPLICITPOS;
+        SetEnable(c.m.get(), mjENBL_IMPLICITPOS, false);
       }
       ours.push_back(t[1] / t[0]);
     }
@@ -571,7 +571,7 @@ void ContactTable(std::ostream& out) {
     for (double kp : row.gains) {
       Case c = row.make(kp);
       mjModel* m = c.m.get();
-      m->opt.enableflags |= mjENBL_IMPLICITPOS;
+      SetEnable(m, mjENBL_IMPLICITPOS, true);
       DataPtr d(mj_makeData(m));
       c.start(m, d.get());
       std::vector<double> mindist, force;
@@ -586,7 +586,7 @@ void ContactTable(std::ostream& out) {
         force.push_back(f);
       }
       ours.push_back(Stats(stable, mindist, force));
-      m->opt.enableflags &= ~mjENBL_IMPLICITPOS;
+      SetEnable(m, mjENBL_IMPLICITPOS, false);
       Json job = PeerJob(c, "discrete", steps);
       job["trace"] = {"mindist", "sensordata"};
       jobs.push_back(job);

@@ -645,7 +645,7 @@ TEST_F(ImplicitPosGuardInverse, ActuationOutputsRestoredWithActivations) {
                           "</actuator>"));
   ASSERT_NE(m, nullptr);
   ASSERT_EQ(m->na, 1);
-  m->opt.enableflags |= mjENBL_INVDISCRETE | mjENBL_IMPLICITPOS;
+  SetEnable(m.get(), mjENBL_INVDISCRETE | mjENBL_IMPLICITPOS, true);
   DataPtr d(mj_makeData(m.get()));
   SetState(m.get(), d.get());
   mj_forward(m.get(), d.get());
@@ -1232,7 +1232,7 @@ TEST_F(ImplicitPosGuardWeight, ActuatorAndSpringWeightsInK) {
 
     // weighted K = sum of weighted terms: tendon servos theta_i (-slope_i) m_i m_i', dof terms
     std::vector<double> k, kv;
-    m->opt.enableflags |= mjENBL_POSWEIGHT;
+    SetEnable(m.get(), mjENBL_POSWEIGHT, true);
     EngineK(m.get(), d.get(), &k, &kv);
     std::vector<double> ref(nv * nv, 0.0), refv(nv, 0.0);
     for (int i = 0; i < m->nu; ++i) {
@@ -1330,7 +1330,7 @@ TEST_F(ImplicitPosGuardWeight, ScratchStaysOnItsStack) {
   ModelPtr m = LoadModelOrFail(GearTendonArmXml(300, 1, 0.005));
   ASSERT_NE(m, nullptr);
   Lighten(m.get(), 30);
-  m->opt.enableflags |= mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT;
+  SetEnable(m.get(), mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, true);
   DataPtr d(mj_makeData(m.get()));
   SetState(m.get(), d.get());
   mj_forward(m.get(), d.get());

@@ -102,7 +102,7 @@ TEST_F(ImplicitPosHumanoid, FlagSettlesStiffUndampedServos) {
   ASSERT_NE(m, nullptr) << error;
   m->opt.timestep = 0.005;
   m->opt.integrator = mjINT_IMPLICIT;
-  m->opt.enableflags |= mjENBL_IMPLICITPOS;
+  SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
   m->opt.disableflags |= mjDSBL_CONTACT;
   DataPtr d(mj_makeData(m.get()));
   HoldPose(m.get(), d.get());

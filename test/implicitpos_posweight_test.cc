@@ -392,7 +392,7 @@ TEST_F(PosWeight, DiscreteInverseMirrorsTheWeights) {
   ModelPtr m(LoadXmlString(GearTendonArmXml(3e4, 0.5, 0.005), &error));
   ASSERT_NE(m, nullptr) << error;
   SetScheme(m.get(), Scheme::kWeighted);
-  m->opt.enableflags |= mjENBL_INVDISCRETE;
+  SetEnable(m.get(), mjENBL_INVDISCRETE, true);
   DataPtr d(mj_makeData(m.get()));
   for (int i = 0; i < m->nv; ++i) {
     d->qpos[i] = 0.2 * std::sin(1.0 + i);
@@ -415,7 +415,7 @@ TEST_F(PosWeight, DiscreteInverseMirrorsTheWeights) {
   EXPECT_LE(RelDiff(d->qfrc_inverse, applied.data(), m->nv), 1e-10);
 
   // and the weights matter here: without them the inverse misses
-  m->opt.enableflags &= ~mjENBL_POSWEIGHT;
+  SetEnable(m.get(), mjENBL_POSWEIGHT, false);
   mj_inverse(m.get(), d.get());
   EXPECT_GT(RelDiff(d->qfrc_inverse, applied.data(), m->nv), 1e-6);
 }

@@ -424,7 +424,7 @@ TEST_F(InverseDiscrete, PreservesCallerData) {
   m->actuator_forcelimited[1] = 1;  // K's scope reads actuator_force
   m->actuator_forcerange[2] = -1e3;
   m->actuator_forcerange[3] = 1e3;
-  m->opt.enableflags |= mjENBL_INVDISCRETE | mjENBL_IMPLICITPOS;
+  SetEnable(m.get(), mjENBL_INVDISCRETE | mjENBL_IMPLICITPOS, true);
   DataPtr d(mj_makeData(m.get()));
   SetState(m.get(), d.get(), 1.0);
   for (int i = 0; i < m->nv; ++i) d->qacc[i] = 1.0 + i;
@@ -461,7 +461,7 @@ TEST_F(InverseDiscrete, RK4IsAnError) {
 
   mj_inverse(m.get(), d.get());
   EXPECT_EQ(error, "");
-  m->opt.enableflags |= mjENBL_INVDISCRETE;
+  SetEnable(m.get(), mjENBL_INVDISCRETE, true);
   mj_inverse(m.get(), d.get());
   EXPECT_THAT(error, HasSubstr("RK4"));
   EXPECT_THAT(error, HasSubstr("invdiscrete"));
@@ -477,7 +477,7 @@ TEST_F(InverseDiscrete, FwdinvUnaffected) {
   xml.replace(xml.find("type=\"hinge\""), 12, "type=\"hinge\" limited=\"true\" range=\"-1 1\"");
   ModelPtr m = LoadModelOrFail(xml);
   ASSERT_NE(m, nullptr);
-  m->opt.enableflags |= mjENBL_FWDINV | mjENBL_IMPLICITPOS;
+  SetEnable(m.get(), mjENBL_FWDINV | mjENBL_IMPLICITPOS, true);
   DataPtr d0(mj_makeData(m.get()));
   SetState(m.get(), d0.get(), 1.0);
   d0->qpos[0] = 1.2;  // past the limit: one constraint
