@@ -241,7 +241,7 @@ mjModel* MakeSubject(Subject s, double fn, double zeta, std::vector<Servo>* serv
   mjModel* m = nullptr;
   if (s == Subject::kServoHumanoid) {
     std::string err;
-    m = mjpos::LoadServoHumanoid(ModelPath("humanoid/humanoid.xml"), 1, 0, &err);
+    m = mjpos::LoadWithServos(ModelPath("humanoid/humanoid.xml"), 1, 0, &err);
     if (!m) {
       std::fprintf(stderr, "mjpos_bench: servo humanoid: %s\n", err.c_str());
       return nullptr;

@@ -148,7 +148,7 @@ Cases LoadCases(const Options& opt, const std::string& only) {
   if (want("humanoid")) AddCase(&cases, "humanoid", LoadFile("humanoid/humanoid.xml"), opt);
   if (want("servo humanoid")) {
     AddCase(&cases, "servo humanoid",
-            mjpos::LoadServoHumanoid(ModelPath("humanoid/humanoid.xml"), 100, 10, &err), opt);
+            mjpos::LoadWithServos(ModelPath("humanoid/humanoid.xml"), 100, 10, &err), opt);
   }
   if (want("humanoid100")) {
     AddCase(&cases, "humanoid100", LoadFile("humanoid100/humanoid100.xml"), opt);

@@ -148,7 +148,7 @@ std::vector<Subject> ConformanceSubjects(const std::string& model_dir) {
   std::string path = model_dir + "/humanoid/humanoid.xml";
   for (double kp : {1e2, 1e4, 1e6}) {
     std::string error;
-    ModelPtr m(LoadServoHumanoid(path, kp, 1.0, &error));
+    ModelPtr m(LoadWithServos(path, kp, 1.0, &error));
     if (!m) throw std::runtime_error(path + ": " + error);
     m->opt.integrator = mjINT_IMPLICIT;  // the file's is Euler; every job names its own
     m->opt.disableflags |= mjDSBL_CONTACT | mjDSBL_LIMIT | mjDSBL_EQUALITY;

@@ -42,7 +42,7 @@ std::string Version();
 Json StateJob(const std::string& xml, const std::string& integrator, const mjModel* m,
               const mjData* d);
 
-// The mjModel fields that MakeServos and LoadServoHumanoid change, with their values in m: sent
+// The mjModel fields that MakeServos and LoadWithServos change, with their values in m: sent
 // as the job's "model" edits, they make the peer's copy of a shipped model the same servos.
 Json ServoEdits(const mjModel* m);
 

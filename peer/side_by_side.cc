@@ -98,7 +98,7 @@ Case XmlCase(const std::string& xml, std::function<void(const mjModel*, mjData*)
 Case HumanoidCase(double kp, double kv, bool contact) {
   Case c;
   std::string error;
-  c.m.reset(LoadServoHumanoid(kHumanoid, kp, kv, &error));
+  c.m.reset(LoadWithServos(kHumanoid, kp, kv, &error));
   if (!c.m) {
     std::cerr << error << "\n";
     std::exit(1);

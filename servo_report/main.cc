@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
   mjModel* m = nullptr;
   std::string error;
   if (servo_kp >= 0) {
-    m = mjpos::LoadServoHumanoid(path, servo_kp, servo_kv, &error);
+    m = mjpos::LoadWithServos(path, servo_kp, servo_kv, &error);
   } else {
     char err[1000] = "";
     m = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));

@@ -284,10 +284,10 @@ void AnalyzeSystem(const mjModel* m, const mjData* d, const std::vector<ServoRow
   auto stable = [&](double s) { return SystemRadius(L, integrator, false, h, s) <= 1 + kUnstableTol; };
   sys->rho = SystemRadius(L, integrator, false, h, 1);
   // margin: scan factors 2^k, then bisect the first crossing
-  double lo, hi;
+  double lo, hi, crossing = 0;
   BracketByDoubling(stable, std::ldexp(1.0, -30), 70, &lo, &hi);
-  if (std::isfinite(hi) && lo > 0) Bisect(stable, 50, 0, false, &lo, &hi);
-  sys->margin = std::isfinite(hi) ? (lo > 0 ? 0.5 * (lo + hi) : 0) : kInf;
+  if (std::isfinite(hi) && lo > 0) crossing = Bisect(stable, 50, 0, false, &lo, &hi);
+  sys->margin = std::isfinite(hi) ? crossing : kInf;
   if (sys->rho > 1 + kUnstableTol) {
     sys->verdict = Verdict::kUnstable;
   } else if (sys->margin < 1 / kNearRatio) {
@@ -665,7 +665,7 @@ void MakeServos(mjModel* m, double kp, double kv) {
   }
 }
 
-mjModel* LoadServoHumanoid(const std::string& path, double kp, double kv, std::string* error) {
+mjModel* LoadWithServos(const std::string& path, double kp, double kv, std::string* error) {
   char err[1000] = "";
   mjModel* m = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
   if (!m) {

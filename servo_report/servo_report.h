@@ -16,8 +16,8 @@
 // integrator, per actuator and per joint spring, and for the coupled linearised system; and what
 // mjENBL_IMPLICITPOS would deliver instead. See servo_report/README.md for the formulas.
 
-#ifndef MJPOS_TOOLS_SERVO_REPORT_SERVO_REPORT_H_
-#define MJPOS_TOOLS_SERVO_REPORT_SERVO_REPORT_H_
+#ifndef MJPOS_SERVO_REPORT_SERVO_REPORT_H_
+#define MJPOS_SERVO_REPORT_SERVO_REPORT_H_
 
 #include <string>
 #include <vector>
@@ -106,11 +106,11 @@ std::string FormatJson(const ServoReport& report);
 // type fixed with gain kp, affine bias [0, -kp, -kv], no control or force limits.
 void MakeServos(mjModel* m, double kp, double kv);
 
-// The humanoid of MuJoCo's model/ directory with its motors replaced by position servos
-// (gear 1, kp, kv) on the same joints; nullptr (and error) if the file does not load.
-mjModel* LoadServoHumanoid(const std::string& path, double kp, double kv,
+// The model at path with every actuator replaced by a position servo (MakeServos) of gear 1 on
+// the same transmission; nullptr (and error) if the file does not load.
+mjModel* LoadWithServos(const std::string& path, double kp, double kv,
                            std::string* error = nullptr);
 
 }  // namespace mjpos
 
-#endif  // MJPOS_TOOLS_SERVO_REPORT_SERVO_REPORT_H_
+#endif  // MJPOS_SERVO_REPORT_SERVO_REPORT_H_

@@ -363,7 +363,7 @@ const std::string kHumanoid = std::string(MJPOS_MODEL_DIR) + "/humanoid/humanoid
 // does not model constraints, and a free fall would leave the linear regime)
 bool HumanoidStable(double kp, double kv, int integrator, int n) {
   WarningCapture diverging;  // a gain above the cap diverges on purpose
-  mjModel* m = LoadServoHumanoid(kHumanoid, kp, kv);
+  mjModel* m = LoadWithServos(kHumanoid, kp, kv);
   if (!m) return false;
   m->opt.integrator = integrator;
   m->opt.disableflags |= mjDSBL_CONTACT;
@@ -401,7 +401,7 @@ TEST_F(ServoReportTest, ScopeAtTheAnalysedTimestep) {
 TEST_F(ServoReportTest, HumanoidServosInScopeAndVerdictMatchesSimulation) {
   const double kv = 1;
   std::string error;
-  mjModel* m = LoadServoHumanoid(kHumanoid, 100, kv, &error);
+  mjModel* m = LoadWithServos(kHumanoid, 100, kv, &error);
   ASSERT_NE(m, nullptr) << error;
   ASSERT_EQ(m->nu, 21);
   for (int integrator : {mjINT_IMPLICIT, mjINT_EULER}) {

@@ -690,7 +690,7 @@ DataPtr ArmToInvert(const mjModel* m) {
 // only to rounding; the documented behaviour is qacc unchanged, bit for bit).
 TEST_F(ImplicitPosGuardInverse, EulerWithoutDampingIsUntouched) {
   std::string error;
-  ModelPtr m(LoadServoHumanoid(MJPOS_MODEL_DIR "/humanoid/humanoid.xml", 100, 5, &error));
+  ModelPtr m(LoadWithServos(MJPOS_MODEL_DIR "/humanoid/humanoid.xml", 100, 5, &error));
   ASSERT_NE(m, nullptr) << error;
   m->opt.integrator = mjINT_EULER;
   m->opt.disableflags |= mjDSBL_CONTACT;

@@ -36,7 +36,7 @@ const char kHumanoid[] = MJPOS_MODEL_DIR "/humanoid/humanoid.xml";
 // are recorded, not printed: the search goes up to the gain that diverges)
 bool Stable(double kp, bool flag, bool contact) {
   std::string error;
-  mjModel* m = LoadServoHumanoid(kHumanoid, kp, 0, &error);
+  mjModel* m = LoadWithServos(kHumanoid, kp, 0, &error);
   EXPECT_NE(m, nullptr) << error;
   if (!m) return false;
   m->opt.timestep = 0.005;
@@ -98,7 +98,7 @@ TEST_F(ImplicitPosHumanoid, FlagRaisesLargestStableGain) {
 // Euler in q and v settles a stiff undamped servo within a few steps.
 TEST_F(ImplicitPosHumanoid, FlagSettlesStiffUndampedServos) {
   std::string error;
-  ModelPtr m(LoadServoHumanoid(kHumanoid, 1e6, 0, &error));
+  ModelPtr m(LoadWithServos(kHumanoid, 1e6, 0, &error));
   ASSERT_NE(m, nullptr) << error;
   m->opt.timestep = 0.005;
   m->opt.integrator = mjINT_IMPLICIT;

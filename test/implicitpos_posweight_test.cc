@@ -340,7 +340,7 @@ TEST_F(PosWeight, HumanoidAndArmsStableToTheGridTop) {
     double kp = std::pow(10.0, k);
     for (bool contact : {false, true}) {
       std::string error;
-      ModelPtr m(LoadServoHumanoid(MJPOS_MODEL_DIR "/humanoid/humanoid.xml", kp, 0, &error));
+      ModelPtr m(LoadWithServos(MJPOS_MODEL_DIR "/humanoid/humanoid.xml", kp, 0, &error));
       ASSERT_NE(m, nullptr) << error;
       m->opt.integrator = mjINT_IMPLICIT;
       if (!contact) m->opt.disableflags |= mjDSBL_CONTACT;

@@ -131,7 +131,7 @@ std::vector<Case> ServoModels(const std::string& integrator) {
   cases.push_back({"chain 3", LoadModelOrFail(ChainXml(3, 50, 2, 0.005, integrator))});
   cases.push_back({"chain 7", LoadModelOrFail(ChainXml(7, 50, 2, 0.005, integrator))});
   std::string error;
-  mjModel* humanoid = LoadServoHumanoid(MJPOS_MODEL_DIR "/humanoid/humanoid.xml", 100, 5, &error);
+  mjModel* humanoid = LoadWithServos(MJPOS_MODEL_DIR "/humanoid/humanoid.xml", 100, 5, &error);
   EXPECT_NE(humanoid, nullptr) << error;
   if (humanoid) {
     humanoid->opt.integrator =
@@ -387,7 +387,7 @@ TEST_F(InverseDiscrete, FlagOffIsStock) {
               "<joint name=\"j1\" limited=\"true\" range=\"-0.1 0.1\"");
   models.push_back(LoadModelOrFail(xml));
   std::string error;
-  models.emplace_back(LoadServoHumanoid(MJPOS_MODEL_DIR "/humanoid/humanoid.xml", 100, 5, &error));
+  models.emplace_back(LoadWithServos(MJPOS_MODEL_DIR "/humanoid/humanoid.xml", 100, 5, &error));
   if (models.back()) models.back()->opt.integrator = mjINT_IMPLICIT;
   for (ModelPtr& mp : models) {
     ASSERT_NE(mp, nullptr);

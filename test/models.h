@@ -23,7 +23,7 @@
 #include <vector>
 
 #include <mujoco/mujoco.h>
-#include "servo_report/servo_report.h"  // MakeServos, LoadServoHumanoid
+#include "servo_report/servo_report.h"  // MakeServos, LoadWithServos
 
 namespace mjpos {
 
