@@ -21,6 +21,7 @@
 #include <mujoco/mjmacro.h>
 #include <mujoco/mjmodel.h>
 #include "engine/engine_macro.h"
+#include "engine/engine_memory.h"
 #include "engine/engine_sleep.h"
 #include "engine/engine_support.h"
 #include "engine/engine_util_blas.h"
@@ -28,6 +29,24 @@
 #include "engine/engine_util_misc.h"
 
 //------------------------------ utilities ---------------------------------------------------------
+
+// what a pass over the actuators finds once, on first use, so that the pass is O(nactuator):
+// whether a control is bad (actuatorInput) and the total actuator force on each tendon
+// (isClamped); the stack is marked only when tendon_force is needed
+typedef struct {
+  mjData* d;             // stack for tendon_force
+  int bad;               // ctrlBad, -1 until found
+  mjtNum* tendon_force;  // total actuator force per tendon (ntendon), NULL until found
+} posPass;
+
+
+
+// end of a pass: free the stack if the pass used it
+static void endPass(posPass* pass) {
+  if (pass->tendon_force) {
+    mj_freeStack(pass->d);
+  }
+}
 
 // 1 if joint j is a hinge or a slide
 static int isScalar(const mjModel* m, int j) {
@@ -200,8 +219,20 @@ static mjtNum actuatorInput(const mjModel* m, const mjData* d, int i, int* bad) 
 
 
 
+// total actuator force on each tendon, as mj_fwdActuation sums it for tendon actfrcrange
+static void tendonForce(const mjModel* m, const mjData* d, mjtNum* force) {
+  mju_zero(force, m->ntendon);
+  for (int k=0; k < m->nactuator; k++) {
+    if (m->actuator_trntype[k] == mjTRN_TENDON) {
+      force[m->actuator_trnid[2*k]] += d->actuator_force[m->actuator_outadr[k]];
+    }
+  }
+}
+
+
+
 // 1 if the force of actuator i is on one of its clamps, after mj_fwdActuation
-static int isClamped(const mjModel* m, const mjData* d, int i) {
+static int isClamped(const mjModel* m, const mjData* d, int i, posPass* pass) {
   int oadr = m->actuator_outadr[i];
 
   // actuator forcerange
@@ -217,12 +248,12 @@ static int isClamped(const mjModel* m, const mjData* d, int i) {
   if (m->actuator_trntype[i] == mjTRN_TENDON) {
     int t = m->actuator_trnid[2*i];
     if (m->tendon_actfrclimited[t]) {
-      mjtNum total = 0;
-      for (int k=0; k < m->nactuator; k++) {
-        if (m->actuator_trntype[k] == mjTRN_TENDON && m->actuator_trnid[2*k] == t) {
-          total += d->actuator_force[m->actuator_outadr[k]];
-        }
+      if (!pass->tendon_force) {
+        mj_markStack(pass->d);
+        pass->tendon_force = mjSTACKALLOC(pass->d, m->ntendon, mjtNum);
+        tendonForce(m, d, pass->tendon_force);
       }
+      mjtNum total = pass->tendon_force[t];
       const mjtNum* range = m->tendon_actfrcrange + 2*t;
       mjtNum tol = 1e-12 * mju_max(mju_abs(range[0]), mju_abs(range[1]));
       if (total <= range[0] + tol || total >= range[1] - tol) {
@@ -319,7 +350,8 @@ static mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* bad, 
 
 
 // scope of actuator i under mjENBL_IMPLICITPOS, given its slope s and affine (actuatorSlope)
-static int actuatorScope(const mjModel* m, const mjData* d, int i, int affine, mjtNum s) {
+static int actuatorScope(const mjModel* m, const mjData* d, int i, int affine, mjtNum s,
+                         posPass* pass) {
   // disabled actuation or actuator group
   if (mjDISABLED(mjDSBL_ACTUATION) || mj_actuatorDisabled(m, i)) {
     return mjPOSSCOPE_DISABLED;
@@ -343,7 +375,7 @@ static int actuatorScope(const mjModel* m, const mjData* d, int i, int affine, m
   }
 
   // force on a clamp: zero derivative
-  if (isClamped(m, d, i)) {
+  if (isClamped(m, d, i, pass)) {
     return mjPOSSCOPE_CLAMPED;
   }
 
@@ -361,24 +393,27 @@ static int actuatorScope(const mjModel* m, const mjData* d, int i, int affine, m
 
 
 // 1 if actuator i contributes to K, with its slope: the slope is tested first (a motor has none,
-// a negative gain is not restoring), the transmission and the clamps only then; bad: see
-// actuatorInput
-static int actuatorRestoring(const mjModel* m, const mjData* d, int i, int* bad, mjtNum* slope) {
+// a negative gain is not restoring), the transmission and the clamps only then
+static int actuatorRestoring(const mjModel* m, const mjData* d, int i, posPass* pass,
+                             mjtNum* slope) {
   int affine;
-  *slope = actuatorSlope(m, d, i, bad, &affine);
-  return *slope < 0 && actuatorScope(m, d, i, affine, *slope) == mjPOSSCOPE_RESTORING;
+  *slope = actuatorSlope(m, d, i, &pass->bad, &affine);
+  return *slope < 0 && actuatorScope(m, d, i, affine, *slope, pass) == mjPOSSCOPE_RESTORING;
 }
 
 
 
 // scope of actuator i under mjENBL_IMPLICITPOS, slope = d actuator_force / d actuator_length
-int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope) {
-  int affine, bad = -1;
-  mjtNum s = actuatorSlope(m, d, i, &bad, &affine);
+int mjd_actuatorPosScope(const mjModel* m, mjData* d, int i, mjtNum* slope) {
+  posPass pass = {d, -1, NULL};
+  int affine;
+  mjtNum s = actuatorSlope(m, d, i, &pass.bad, &affine);
   if (slope) {
     *slope = s;
   }
-  return actuatorScope(m, d, i, affine, s);
+  int scope = actuatorScope(m, d, i, affine, s, &pass);
+  endPass(&pass);
+  return scope;
 }
 
 
@@ -386,9 +421,9 @@ int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope
 //------------------------------ position derivatives ----------------------------------------------
 
 // add sclK*K to mat (D pattern, or lower M pattern if lower) and sclKv*K*qvel to vec for
-// K = -d qfrc_actuator / dq: -slope * moment' * moment of each restoring actuator; bad: see
-// actuatorInput
-static void mjd_actuator_pos(const mjModel* m, const mjData* d, int* bad, mjtNum* mat, int lower,
+// K = -d qfrc_actuator / dq: -slope * moment' * moment of each restoring actuator
+static void mjd_actuator_pos(const mjModel* m, const mjData* d, posPass* pass, mjtNum* mat,
+                             int lower,
                              mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
   const mjtNum* qvel = d->qvel;
   const int* rownnz = lower ? m->M_rownnz : m->D_rownnz;
@@ -403,7 +438,7 @@ static void mjd_actuator_pos(const mjModel* m, const mjData* d, int* bad, mjtNum
 
     // restoring slope and scope, the slope tested first (motors have none)
     mjtNum slope;
-    if (!actuatorRestoring(m, d, i, bad, &slope)) {
+    if (!actuatorRestoring(m, d, i, pass, &slope)) {
       continue;
     }
 
@@ -478,23 +513,25 @@ static void mjd_passive_pos(const mjModel* m, const mjData* d, mjtNum* mat, int 
 //------------------------------ main entry points -------------------------------------------------
 
 // add sclK*K to matD (D pattern) and sclKv*K*qvel to vec, K = -d(qfrc_actuator+qfrc_passive)/dq
-void mjd_implicitPos(const mjModel* m, const mjData* d,
+void mjd_implicitPos(const mjModel* m, mjData* d,
                      mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
-  int bad = -1;  // controls bad (actuatorInput), found on first use
+  posPass pass = {d, -1, NULL};
 
   // by force class
-  mjd_actuator_pos(m, d, &bad, matD, /* lower = */ 0, sclK, vec, sclKv);
+  mjd_actuator_pos(m, d, &pass, matD, /* lower = */ 0, sclK, vec, sclKv);
   mjd_passive_pos(m, d, matD, /* lower = */ 0, sclK, vec, sclKv);
+  endPass(&pass);
 }
 
 
 
 // add the lower triangle of sclK*K to matM (lower M pattern) and sclKv*K*qvel to vec
-void mjd_implicitPosM(const mjModel* m, const mjData* d,
+void mjd_implicitPosM(const mjModel* m, mjData* d,
                       mjtNum* matM, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
-  int bad = -1;  // controls bad (actuatorInput), found on first use
+  posPass pass = {d, -1, NULL};
 
   // by force class
-  mjd_actuator_pos(m, d, &bad, matM, /* lower = */ 1, sclK, vec, sclKv);
+  mjd_actuator_pos(m, d, &pass, matM, /* lower = */ 1, sclK, vec, sclKv);
   mjd_passive_pos(m, d, matM, /* lower = */ 1, sclK, vec, sclKv);
+  endPass(&pass);
 }

@@ -32,13 +32,14 @@ extern "C" {
 // tendon_actfrcrange clamp. For site transmissions, whose moment depends on qpos, the geometric
 // term force * d moment / d qpos is left out. K is symmetric, positive semidefinite and has the
 // sparsity of M. Sleeping actuators and joints are skipped.
-// Requires mj_fwdActuation on the same state: slopes and clamps are read from its outputs.
-// Adds sclK * K to matD (D pattern, as qLU) and sclKv * K * qvel to vec; either may be NULL.
-MJAPI void mjd_implicitPos(const mjModel* m, const mjData* d,
+// Requires mj_fwdActuation on the same state: slopes and clamps are read from its outputs; uses
+// the stack of d. Adds sclK * K to matD (D pattern, as qLU) and sclKv * K * qvel to vec; either
+// may be NULL.
+MJAPI void mjd_implicitPos(const mjModel* m, mjData* d,
                            mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv);
 
 // As mjd_implicitPos, but adds the lower triangle of sclK * K to matM (lower M pattern, as qH).
-MJAPI void mjd_implicitPosM(const mjModel* m, const mjData* d,
+MJAPI void mjd_implicitPosM(const mjModel* m, mjData* d,
                             mjtNum* matM, mjtNum sclK, mjtNum* vec, mjtNum sclKv);
 
 // scope of mjENBL_IMPLICITPOS for one actuator
@@ -59,8 +60,8 @@ typedef enum mjtPosScope_ {
 
 // Scope of actuator i under mjENBL_IMPLICITPOS (mjtPosScope). If slope is not NULL, it receives
 // d actuator_force / d actuator_length when the gain and bias types are in scope, and 0
-// otherwise. Requires mj_fwdActuation (d->actuator_force, d->qfrc_actuator).
-MJAPI int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope);
+// otherwise. Requires mj_fwdActuation (d->actuator_force, d->qfrc_actuator). Uses the stack of d.
+MJAPI int mjd_actuatorPosScope(const mjModel* m, mjData* d, int i, mjtNum* slope);
 
 #ifdef __cplusplus
 }

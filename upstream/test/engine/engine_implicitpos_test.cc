@@ -79,7 +79,7 @@ double RelErr(double x, double ref) {
 }
 
 // K (nv x nv, row-major) from mjd_implicitPos on the D pattern
-std::vector<mjtNum> DenseK(const mjModel* m, const mjData* d) {
+std::vector<mjtNum> DenseK(const mjModel* m, mjData* d) {
   std::vector<mjtNum> kd(m->nD, 0), dense(m->nv*m->nv);
   mjd_implicitPos(m, d, kd.data(), 1, nullptr, 0);
   mju_sparse2dense(dense.data(), kd.data(), m->nv, m->nv, m->D_rownnz, m->D_rowadr, m->D_colind);
@@ -1304,6 +1304,57 @@ TEST_F(ImplicitPosTest, ActuatorForceRangeClamps) {
       int expected = q > bound[i] ? mjPOSSCOPE_CLAMPED : mjPOSSCOPE_RESTORING;
       EXPECT_EQ(mjd_actuatorPosScope(model.get(), data.get(), i, nullptr), expected)
           << "q=" << q << " actuator " << i;
+    }
+  }
+}
+
+// a servo on a tendon with actuatorfrcrange reads its tendon's total force, which the pass finds
+// once on the stack: the step, under both integrators, and the scope query free what they took
+// Catches: a pass that marks the stack and does not free it, or marks it again for each servo.
+TEST_F(ImplicitPosTest, TendonForceStackFreed) {
+  static const char* xml = R"(
+  <mujoco>
+    <option>
+      <flag implicitpos="enable"/>
+    </option>
+    <worldbody>
+      <body>
+        <joint name="j0"/>
+        <geom size=".1"/>
+        <body pos="0 0 .5">
+          <joint name="j1"/>
+          <geom size=".1"/>
+        </body>
+      </body>
+    </worldbody>
+    <tendon>
+      <fixed name="t" actuatorfrclimited="true" actuatorfrcrange="-100 100">
+        <joint joint="j0" coef="1"/>
+        <joint joint="j1" coef="1"/>
+      </fixed>
+    </tendon>
+    <actuator>
+      <position tendon="t" kp="10"/>
+      <position tendon="t" kp="5"/>
+    </actuator>
+  </mujoco>
+  )";
+  MjModelPtr model = LoadModelFromString(xml);
+  ASSERT_THAT(model, NotNull());
+  MjDataPtr data = MakeData(model);
+
+  for (int integrator : {mjINT_IMPLICIT, mjINT_IMPLICITFAST}) {
+    model->opt.integrator = integrator;
+    mj_resetData(model.get(), data.get());
+    data->ctrl[0] = data->ctrl[1] = 0.1;
+    size_t pstack = data->pstack;
+    for (int k = 0; k < 3; ++k) {
+      mj_step(model.get(), data.get());
+      EXPECT_EQ(data->pstack, pstack) << "integrator " << integrator << ", step " << k;
+    }
+    for (int i = 0; i < model->nactuator; ++i) {
+      EXPECT_EQ(mjd_actuatorPosScope(model.get(), data.get(), i, nullptr), mjPOSSCOPE_RESTORING);
+      EXPECT_EQ(data->pstack, pstack) << "integrator " << integrator << ", actuator " << i;
     }
   }
 }
