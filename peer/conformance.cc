@@ -83,27 +83,17 @@ void Forces(const mjModel* m, mjData* d, Vector* smooth, Vector* bias) {
   }
 }
 
-// central differences of the forces: -d(smooth)/dq (K), d(smooth)/dv, d(bias)/dv. The in-scope
-// forces are affine in q and v and the bias force is quadratic in v, so central differences with
-// large steps are exact up to rounding.
-void Derivatives(const mjModel* m, const mjData* start, Matrix* k, Matrix* dv, Matrix* db) {
+// central differences of the forces in the velocities: d(smooth)/dv and d(bias)/dv. The
+// in-scope forces are affine in v and the bias force is quadratic in v, so central differences
+// with a large step are exact up to rounding.
+void VelocityDerivatives(const mjModel* m, const mjData* start, Matrix* dv, Matrix* db) {
   int nv = m->nv;
-  *k = Matrix::Zero(nv, nv);
   *dv = Matrix::Zero(nv, nv);
   *db = Matrix::Zero(nv, nv);
   DataPtr d(mj_makeData(m));
-  std::vector<mjtNum> dir(nv);
   Vector sp, bp, sm, bm;
   for (int j = 0; j < nv; ++j) {
-    const double dq = 1e-2, dvel = 1.0;
-    for (int s : {1, -1}) {
-      mj_copyData(d.get(), m, start);
-      std::fill(dir.begin(), dir.end(), 0);
-      dir[j] = s * dq;
-      mj_integratePos(m, d->qpos, dir.data(), 1);
-      Forces(m, d.get(), s > 0 ? &sp : &sm, s > 0 ? &bp : &bm);
-    }
-    k->col(j) = -(sp - sm) / (2 * dq);
+    const double dvel = 1.0;
     for (int s : {1, -1}) {
       mj_copyData(d.get(), m, start);
       d->qvel[j] += s * dvel;
@@ -114,20 +104,16 @@ void Derivatives(const mjModel* m, const mjData* start, Matrix* k, Matrix* dv, M
   }
 }
 
-// backward Euler in q and v with the given velocity derivative of the total force
-std::vector<double> DenseStep(const mjModel* m, const mjData* start, const Matrix& k,
+// backward Euler in q and v (BackwardEulerVelocity) with K by central differences (step 1e-2)
+// and the given velocity derivative of the total force
+std::vector<double> DenseStep(const mjModel* m, const mjData* start, const std::vector<double>& k,
                               const Matrix& dtotal) {
   int nv = m->nv;
-  double h = m->opt.timestep;
-  Matrix mass(nv, nv);
+  std::vector<double> mass(nv * nv), damping(dtotal.data(), dtotal.data() + nv * nv), force(nv);
   mj_fullM(m, mass.data(), start->qM);
-  Vector v = Eigen::Map<const Vector>(start->qvel, nv);
-  Vector f(nv);
-  for (int i = 0; i < nv; ++i) f[i] = start->qfrc_smooth[i] + start->qfrc_constraint[i];
-  Matrix a = mass - h * dtotal + h * h * k;
-  Vector qacc = a.partialPivLu().solve(f - h * k * v);
-  Vector next = v + h * qacc;
-  return std::vector<double>(next.data(), next.data() + nv);
+  for (int i = 0; i < nv; ++i) force[i] = start->qfrc_smooth[i] + start->qfrc_constraint[i];
+  return BackwardEulerVelocity(nv, m->opt.timestep, mass, damping, k, k, force.data(),
+                               start->qvel);
 }
 
 }  // namespace
@@ -170,8 +156,9 @@ std::vector<OneStep> StepAll(const std::vector<Subject>& subjects, bool at_rest)
 
     out[i].flag = OurStep(m, d.get(), true);
     out[i].off = OurStep(m, d.get(), false);
-    Matrix k, dv, db;
-    Derivatives(m, d.get(), &k, &dv, &db);
+    std::vector<double> k = FiniteDifferenceK(m, d.get(), 1e-2);
+    Matrix dv, db;
+    VelocityDerivatives(m, d.get(), &dv, &db);
     out[i].dense_with_bias = DenseStep(m, d.get(), k, dv - db);
     out[i].dense_without_bias = DenseStep(m, d.get(), k, dv);
 

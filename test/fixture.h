@@ -128,35 +128,6 @@ inline void EngineK(const mjModel* m, mjData* d, std::vector<double>* k,
   }
 }
 
-// -d(qfrc_actuator + qfrc_passive)/dqpos at the state of start by central differences of step
-// eps (dense, row-major): the reference for K. The in-scope forces are affine in the positions
-// of hinges and slides, so eps only sets the rounding error.
-inline std::vector<double> FiniteDifferenceK(const mjModel* m, const mjData* start,
-                                             double eps) {
-  int nv = m->nv;
-  std::vector<double> k(nv * nv);
-  DataPtr d(mj_makeData(m));
-  std::vector<mjtNum> dir(nv), plus(nv);
-  for (int j = 0; j < nv; ++j) {
-    for (int s : {1, -1}) {
-      mj_copyData(d.get(), m, start);
-      std::fill(dir.begin(), dir.end(), 0);
-      dir[j] = s * eps;
-      mj_integratePos(m, d->qpos, dir.data(), 1);
-      mj_forward(m, d.get());
-      for (int i = 0; i < nv; ++i) {
-        double f = d->qfrc_actuator[i] + d->qfrc_passive[i];
-        if (s > 0) {
-          plus[i] = f;
-        } else {
-          k[i * nv + j] = -(plus[i] - f) / (2 * eps);
-        }
-      }
-    }
-  }
-  return k;
-}
-
 }  // namespace mjpos
 
 #endif  // MJPOS_TEST_FIXTURE_H_

@@ -263,46 +263,23 @@ TEST_F(ImplicitPosSpring, OneStepMatchesClosedFormAndStable) {
 
 //------------------------------ multi-link arm: dense reference -----------------------------------
 
-// dense solve of A x = b by Gaussian elimination with partial pivoting
-std::vector<double> DenseSolve(std::vector<double> a, std::vector<double> b, int n) {
-  for (int c = 0; c < n; ++c) {
-    int p = c;
-    for (int r = c + 1; r < n; ++r) {
-      if (std::abs(a[r * n + c]) > std::abs(a[p * n + c])) p = r;
-    }
-    for (int k = 0; k < n; ++k) std::swap(a[c * n + k], a[p * n + k]);
-    std::swap(b[c], b[p]);
-    for (int r = c + 1; r < n; ++r) {
-      double f = a[r * n + c] / a[c * n + c];
-      for (int k = c; k < n; ++k) a[r * n + k] -= f * a[c * n + k];
-      b[r] -= f * b[c];
-    }
-  }
-  std::vector<double> x(n);
-  for (int r = n - 1; r >= 0; --r) {
-    double s = b[r];
-    for (int k = r + 1; k < n; ++k) s -= a[r * n + k] * x[k];
-    x[r] = s / a[r * n + r];
-  }
-  return x;
-}
-
-// velocity after one implicit step, from an independent dense solve of
+// velocity after one implicit step, from an independent dense solve (BackwardEulerVelocity) of
 //   (M - h qDeriv + h^2 K) qacc = qfrc_smooth + qfrc_constraint - h K qvel,
-// K = sum_i kp_i moment_i' moment_i over the actuators (gains read from the model);
-// qDeriv, the stock velocity derivative, is taken from the engine after the step
+// K = sum_i kp_i moment_i' moment_i over the actuators (gains read from the model), with K left
+// out of the matrix or the shift on request; qDeriv, the stock velocity derivative, is taken
+// from the engine after the step
 std::vector<double> DenseReferenceVelocity(const mjModel* m, const mjData* before,
                                            const mjData* after, bool with_k, bool with_shift) {
   int nv = m->nv;
-  double h = m->opt.timestep;
-  std::vector<double> a(nv * nv), k(nv * nv, 0.0), b(nv);
-  mj_fullM(m, a.data(), before->qM);
+  std::vector<double> mass(nv * nv), damping(nv * nv, 0.0), k(nv * nv, 0.0), zero(nv * nv, 0.0);
+  std::vector<double> force(nv);
+  mj_fullM(m, mass.data(), before->qM);
 
-  // -h qDeriv, from the D-sparse layout
+  // qDeriv, from the D-sparse layout
   for (int r = 0; r < nv; ++r) {
     for (int j = 0; j < after->D_rownnz[r]; ++j) {
       int adr = after->D_rowadr[r] + j;
-      a[r * nv + after->D_colind[adr]] -= h * after->qDeriv[adr];
+      damping[r * nv + after->D_colind[adr]] = after->qDeriv[adr];
     }
   }
 
@@ -314,17 +291,9 @@ std::vector<double> DenseReferenceVelocity(const mjModel* m, const mjData* befor
       for (int c = 0; c < nv; ++c) k[r * nv + c] += kp * mom[r] * mom[c];
     }
   }
-  for (int r = 0; r < nv; ++r) {
-    b[r] = before->qfrc_smooth[r] + before->qfrc_constraint[r];
-    for (int c = 0; c < nv; ++c) {
-      if (with_k) a[r * nv + c] += h * h * k[r * nv + c];
-      if (with_shift) b[r] -= h * k[r * nv + c] * before->qvel[c];
-    }
-  }
-  std::vector<double> qacc = DenseSolve(a, b, nv);
-  std::vector<double> v(nv);
-  for (int r = 0; r < nv; ++r) v[r] = before->qvel[r] + h * qacc[r];
-  return v;
+  for (int r = 0; r < nv; ++r) force[r] = before->qfrc_smooth[r] + before->qfrc_constraint[r];
+  return BackwardEulerVelocity(nv, m->opt.timestep, mass, damping, with_k ? k : zero,
+                               with_shift ? k : zero, force.data(), before->qvel);
 }
 
 // a state away from rest: angles, velocities and targets that differ per joint

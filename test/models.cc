@@ -22,6 +22,7 @@
 #include <sstream>
 #include <string>
 
+#include <Eigen/Dense>
 #include <mujoco/mujoco.h>
 
 namespace mjpos {
@@ -338,6 +339,46 @@ double RelDiff(const double* a, const double* b, int n) {
     den = std::max(den, std::abs(b[i]));
   }
   return den > 0 ? num / den : num;
+}
+
+std::vector<double> FiniteDifferenceK(const mjModel* m, const mjData* start, double eps) {
+  int nv = m->nv;
+  std::vector<double> k(nv * nv);
+  DataPtr d(mj_makeData(m));
+  std::vector<mjtNum> dir(nv), plus(nv);
+  for (int j = 0; j < nv; ++j) {
+    for (int s : {1, -1}) {
+      mj_copyData(d.get(), m, start);
+      std::fill(dir.begin(), dir.end(), 0);
+      dir[j] = s * eps;
+      mj_integratePos(m, d->qpos, dir.data(), 1);
+      mj_forward(m, d.get());
+      for (int i = 0; i < nv; ++i) {
+        double f = d->qfrc_actuator[i] + d->qfrc_passive[i];
+        if (s > 0) {
+          plus[i] = f;
+        } else {
+          k[i * nv + j] = -(plus[i] - f) / (2 * eps);
+        }
+      }
+    }
+  }
+  return k;
+}
+
+std::vector<double> BackwardEulerVelocity(int nv, double h, const std::vector<double>& mass,
+                                          const std::vector<double>& damping,
+                                          const std::vector<double>& k_matrix,
+                                          const std::vector<double>& k_shift,
+                                          const double* force, const double* qvel) {
+  using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using Map = Eigen::Map<const Matrix>;
+  Eigen::Map<const Eigen::VectorXd> v(qvel, nv), f(force, nv);
+  Matrix a = Map(mass.data(), nv, nv) - h * Map(damping.data(), nv, nv) +
+             h * h * Map(k_matrix.data(), nv, nv);
+  Eigen::VectorXd qacc = a.partialPivLu().solve(f - h * Map(k_shift.data(), nv, nv) * v);
+  Eigen::VectorXd next = v + h * qacc;
+  return std::vector<double>(next.data(), next.data() + nv);
 }
 
 }  // namespace mjpos

@@ -98,6 +98,23 @@ bool StepStable(const mjModel* m, mjData* d, int n);
 // inertia q'' + kv q' + kp (q - 1) = 0, q(0) = q'(0) = 0.
 double PdStepResponse(double inertia, double kp, double kv, double t);
 
+//------------------------------ independent references -------------------------------------------
+
+// -d(qfrc_actuator + qfrc_passive)/dqpos at the state of start by central differences of step
+// eps (dense, row-major): the reference for K. The in-scope forces are affine in the positions
+// of hinges and slides, so eps only sets the rounding error.
+std::vector<double> FiniteDifferenceK(const mjModel* m, const mjData* start, double eps);
+
+// Velocity after one step of backward Euler in q and v from dense row-major nv x nv matrices:
+// qvel + h qacc with (mass - h damping + h^2 k_matrix) qacc = force - h k_shift qvel, solved
+// by LU with partial pivoting. The reference the engine's step is checked against; k_matrix
+// and k_shift are separate so that either term can be dropped.
+std::vector<double> BackwardEulerVelocity(int nv, double h, const std::vector<double>& mass,
+                                          const std::vector<double>& damping,
+                                          const std::vector<double>& k_matrix,
+                                          const std::vector<double>& k_shift,
+                                          const double* force, const double* qvel);
+
 // max_i |a_i - b_i| / max_i |b_i|: the relative error of a against the reference b (the
 // absolute error if b is 0). The one relative error of the tests, benchmarks and tools.
 double RelDiff(const double* a, const double* b, int n);
