@@ -423,8 +423,7 @@ int mjd_actuatorPosScope(const mjModel* m, mjData* d, int i, mjtNum* slope) {
 // add sclK*K to mat (D pattern, or lower M pattern if lower) and sclKv*K*qvel to vec for
 // K = -d qfrc_actuator / dq: -slope * moment' * moment of each restoring actuator
 static void mjd_actuator_pos(const mjModel* m, const mjData* d, posPass* pass, mjtNum* mat,
-                             int lower,
-                             mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
+                             int lower, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
   const mjtNum* qvel = d->qvel;
   const int* rownnz = lower ? m->M_rownnz : m->D_rownnz;
   const int* rowadr = lower ? m->M_rowadr : m->D_rowadr;
