@@ -78,6 +78,18 @@ double SpectralRadius(const double* a, int n) {
   return es.eigenvalues().cwiseAbs().maxCoeff();
 }
 
+OneDofTerms OneDofStepTerms(int integrator, bool flag, double h, double inertia, double kp,
+                            double kv, double damping, double theta) {
+  double c = kv + damping;
+  if (flag) {
+    return {inertia + h * c + theta * h * h * kp, kp, c + theta * h * kp};
+  }
+  if (integrator == mjINT_IMPLICIT) {
+    return {inertia + h * c, kp, c};
+  }
+  return {inertia + h * damping, kp, c};  // Euler: joint damping implicit, actuator kv explicit
+}
+
 Map2 OneDofStep(int integrator, bool flag, double h, double inertia, double kp, double kv,
                 double damping, double theta) {
   double c = kv + damping;
@@ -103,20 +115,10 @@ Map2 OneDofStep(int integrator, bool flag, double h, double inertia, double kp, 
   }
 
   // qacc = p q + r v
-  double p, r;
-  if (flag) {
-    double J = inertia + h * c + theta * h * h * kp;
-    p = -kp / J;
-    r = -(c + theta * h * kp) / J;
-  } else if (integrator == mjINT_IMPLICIT) {
-    double J = inertia + h * c;
-    p = -kp / J;
-    r = -c / J;
-  } else {
-    double J = inertia + h * damping;  // Euler: joint damping implicit, actuator kv explicit
-    p = -kp / J;
-    r = -c / J;
-  }
+  OneDofTerms t = OneDofStepTerms(integrator, flag, h, inertia, kp, kv, damping, theta);
+  double p = -t.stiffness / t.denominator;
+  double r = -t.damping / t.denominator;
+
   // v+ = v + h qacc, q+ = q + h v+
   return {{{1 + h * h * p, h * (1 + h * r)}, {h * p, 1 + h * r}}};
 }

@@ -64,6 +64,19 @@ double SpectralRadius(const double* a, int n);
 
 //------------------------------ one servo dof -----------------------------------------------------
 
+// The acceleration of one step of Euler, implicit, or implicit + mjENBL_IMPLICITPOS (flag, with
+// the position terms weighted by theta; 1: backward Euler) for one dof of inertia `inertia` under
+// the force -kp (q - target) - (kv + damping) v, as
+//   qacc = (stiffness (target - q) - damping v) / denominator,
+// e.g. for the flag: (kp (target - q) - (kv + damping + theta h kp) v) / (inertia +
+// h (kv + damping) + theta h^2 kp). Under Euler, kv is explicit and damping implicit. The one
+// statement of these formulas: OneDofStep and the tests' closed forms use it. Not for RK4.
+struct OneDofTerms {
+  double denominator, stiffness, damping;
+};
+OneDofTerms OneDofStepTerms(int integrator, bool flag, double h, double inertia, double kp,
+                            double kv, double damping, double theta = 1);
+
 // One-step map of (q, v) of one dof of inertia `inertia` under the force -kp q - (kv + damping) v,
 // target 0, for the integrator (mjINT_*), or for implicit + mjENBL_IMPLICITPOS if flag, with the
 // position terms weighted by theta (mjENBL_POSWEIGHT; 1: backward Euler). Under Euler, kv is

@@ -45,15 +45,16 @@ constexpr double kKv = 1.0;
 constexpr double kQ0 = 0.3, kV0 = -2.0, kTarget = 0.5;
 
 
-// closed form of one backward-Euler step of a one-hinge PD servo
+// closed form of one backward-Euler step of a one-hinge PD servo (OneDofStepTerms)
 struct OneStep {
   double qacc, qvel, qpos, denominator;
 };
 OneStep ClosedForm(double inertia, double kp, double kv, double h, double q0, double v0,
                    double target) {
+  OneDofTerms t = OneDofStepTerms(mjINT_IMPLICIT, true, h, inertia, kp, kv, 0);
   OneStep s;
-  s.denominator = inertia + h * kv + h * h * kp;
-  s.qacc = (kp * (target - q0) - (kv + h * kp) * v0) / s.denominator;
+  s.denominator = t.denominator;
+  s.qacc = (t.stiffness * (target - q0) - t.damping * v0) / t.denominator;
   s.qvel = v0 + h * s.qacc;
   s.qpos = q0 + h * s.qvel;
   return s;
