@@ -20,23 +20,24 @@
 // transmissions, and the actuation outputs that mj_inverse saves and restores.
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
+#include <Eigen/Dense>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 #include "engine/engine_derivative_pos.h"
 #include "engine/engine_inverse.h"
 #include "engine/engine_support.h"
+#include "test/accuracy.h"
 #include "test/fixture.h"
 #include "test/models.h"
 
@@ -460,8 +461,8 @@ double StiffnessAtTheBound(double h) {
 }
 
 // Catches: the stiffness bound h^2 |slope| <= mjMAXVAL (h^2 k for springs) made exclusive or
-// dropped, or a negative spring taken into K: a servo or spring exactly on the bound is in K, with
-// its weight under mjENBL_POSWEIGHT; a spring just past it, or negative, is not.
+// dropped, or a negative spring taken into K: a servo or spring exactly on the bound is in K, also
+// under mjENBL_POSWEIGHT; a spring just past it, or negative, is not.
 TEST_F(ImplicitPosGuardSlope, StiffnessBoundIsInclusive) {
   ModelPtr m =
       LoadModelOrFail(Model("<actuator>" + Affine("joint=\"a\"", 5, 0, -1) + "</actuator>"));
@@ -475,7 +476,6 @@ TEST_F(ImplicitPosGuardSlope, StiffnessBoundIsInclusive) {
   DataPtr d(mj_makeData(m.get()));
   SetState(m.get(), d.get());
   mj_forward(m.get(), d.get());
-  // damping for zeta about 1, where the table's last column is below 1
   int dof = m->jnt_dofadr[2], nv = m->nv;
   m->dof_damping[dof] = 2 * std::sqrt(k / d->qLDiagInv[dof]);
   m->actuator_biasprm[2] = -2 * std::sqrt(k / d->qLDiagInv[m->jnt_dofadr[0]]);
@@ -486,8 +486,13 @@ TEST_F(ImplicitPosGuardSlope, StiffnessBoundIsInclusive) {
   int a = m->jnt_dofadr[0], b = m->jnt_dofadr[1];
   EXPECT_EQ(kd[a * nv + a], k * d->actuator_moment[a] * d->actuator_moment[a]);  // the servo
   EXPECT_EQ(kd[b * nv + b], 0);
-  EXPECT_NE(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 2), 1);
-  EXPECT_NE(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 0), 1);
+
+  // the same under mjENBL_POSWEIGHT, whose weight at that stiffness is 1 (backward Euler)
+  SetEnable(m.get(), mjENBL_POSWEIGHT, true);
+  EngineK(m.get(), d.get(), &kd, &kv);
+  EXPECT_EQ(kd[dof * nv + dof], k);
+  EXPECT_EQ(kd[a * nv + a], k * d->actuator_moment[a] * d->actuator_moment[a]);
+  EXPECT_EQ(kd[b * nv + b], 0);
 }
 
 // Catches: a spring scope that differs from the springs mjd_implicitPos takes into K (the servo
@@ -876,104 +881,97 @@ TEST_F(ImplicitPosGuardPattern, OffPatternElementIsAnError) {
 
 //------------------------------ accuracy weights (mjENBL_POSWEIGHT) ------------------------------
 
-// The weight table of the engine source (src/engine/engine_derivative_pos.c of this repository,
-// not the build's copy): grid constants, zeta nodes and theta rows.
+// The engine's weight table (mjd_posWeightTable) and the weights as documented, as an
+// independent reference: the table's lookup, the gate and its raise.
 struct WeightTable {
-  int nu = 0;
-  double u0 = 0, du = 0;
-  std::vector<double> zeta;
-  std::vector<std::vector<double>> theta;
+  int nzeta = 0, ns = 0;
+  mjtNum ds = 0, below = 0;
+  const mjtNum* zeta = nullptr;
+  const mjtNum* theta = nullptr;
 };
 
-std::vector<double> Numbers(const std::string& text) {
-  std::vector<double> out;
-  const char* p = text.c_str();
-  while (*p) {
-    if (std::isdigit(static_cast<unsigned char>(*p)) || *p == '-' || *p == '.') {
-      char* end;
-      double x = std::strtod(p, &end);
-      if (end == p) {
-        ++p;
-        continue;
-      }
-      out.push_back(x);
-      p = end;
-    } else {
-      ++p;
-    }
-  }
-  return out;
-}
-
-WeightTable ReadWeightTable() {
+WeightTable Table() {
   WeightTable t;
-  std::ifstream file(MJPOS_ENGINE_POS_C);
-  std::string src, line;
-  while (std::getline(file, line)) {
-    size_t comment = line.find("//");
-    src += (comment == std::string::npos ? line : line.substr(0, comment)) + "\n";
-  }
-  auto define = [&](const std::string& name) {
-    size_t at = src.find("#define " + name + " ");
-    EXPECT_NE(at, std::string::npos) << name;
-    return at == std::string::npos ? 0.0
-                                   : Numbers(src.substr(at + name.size() + 9,
-                                                        src.find('\n', at) - at - name.size() - 9))
-                                         .at(0);
-  };
-  t.nu = static_cast<int>(define("mjPOSW_NU"));
-  t.u0 = define("mjPOSW_U0");
-  t.du = define("mjPOSW_DU");
-  auto initializer = [&](const std::string& head) {
-    size_t at = src.find(head);
-    EXPECT_NE(at, std::string::npos) << head;
-    if (at == std::string::npos) return std::vector<double>();
-    at += head.size();
-    return Numbers(src.substr(at, src.find("};", at) - at));
-  };
-  t.zeta = initializer("posw_zeta[mjPOSW_NZETA] = {");
-  std::vector<double> all = initializer("posw_theta[mjPOSW_NZETA][mjPOSW_NU] = {");
-  EXPECT_EQ(all.size(), t.zeta.size() * t.nu);
-  for (size_t j = 0; j < t.zeta.size() && t.nu > 0 && all.size() == t.zeta.size() * t.nu; ++j) {
-    t.theta.emplace_back(all.begin() + j * t.nu, all.begin() + (j + 1) * t.nu);
-  }
+  mjd_posWeightTable(&t.nzeta, &t.ns, &t.ds, &t.below, &t.zeta, &t.theta);
   return t;
 }
 
-// the table's weight (posWeight): bilinear in (log10(h w_n), zeta) on the table, clamped to it, 1
-// where h w_n or zeta is not finite or the inverse inertia is not positive
+// the table's weight of a term of stiffness k, damping c and inverse inertia invweight: 1 where
+// h w_n or zeta is not finite or invweight is not positive; `below` at and below stock's cap on
+// the term, 2 (zeta + sqrt(zeta^2 + 1)); above it bilinear in (s = log10(h w_n / cap), zeta),
+// each clamped to the table
 double TableWeight(const WeightTable& t, double h, double k, double c, double invweight) {
   double hw2 = h * h * k * invweight;
   double zeta = 0.5 * c * std::sqrt(invweight / k);
   if (!std::isfinite(hw2) || !std::isfinite(zeta) || !(invweight > 0)) return 1;
-  double u = hw2 > 0 ? (0.5 * std::log10(hw2) - t.u0) / t.du : 0;
-  u = std::min(std::max(u, 0.0), t.nu - 1.0);
-  int i = std::min(static_cast<int>(u), t.nu - 2);
+  zeta = std::min(zeta, t.zeta[t.nzeta - 1]);
+  double cap = 2 * (zeta + std::sqrt(zeta * zeta + 1));
+  if (!(hw2 > cap * cap)) return t.below;
+  double u = std::min(std::log10(std::sqrt(hw2) / cap) / t.ds, t.ns - 1.0);
+  int i = std::min(static_cast<int>(u), t.ns - 2);
   double fu = u - i;
-  int nz = t.zeta.size();
-  zeta = std::min(std::max(zeta, 0.0), t.zeta[nz - 1]);
   int j = 0;
-  while (j < nz - 2 && zeta >= t.zeta[j + 1]) ++j;
+  while (j < t.nzeta - 2 && zeta >= t.zeta[j + 1]) ++j;
   double fz = (zeta - t.zeta[j]) / (t.zeta[j + 1] - t.zeta[j]);
-  const std::vector<double>& r0 = t.theta[j];
-  const std::vector<double>& r1 = t.theta[j + 1];
+  const mjtNum* r0 = t.theta + j * t.ns;
+  const mjtNum* r1 = r0 + t.ns;
   return (1 - fz) * ((1 - fu) * r0[i] + fu * r0[i + 1]) + fz * ((1 - fu) * r1[i] + fu * r1[i + 1]);
 }
 
-// the documented weight: the table's at the model's inverse inertia invweight0 (qpos0), raised
-// to the stability floor at the current inverse inertia invweight: the smallest theta with
-// (1 - 2 theta) (h w_n)^2 <= (4 + 4 zeta h w_n)/2, i.e. 1/2 - 1/(h^2 k invweight) - c/(2 h k)
-double ReferenceWeight(const WeightTable& t, double h, double k, double c, double invweight0,
-                       double invweight) {
-  double theta = TableWeight(t, h, k, c, invweight0);
-  double floor = 0.5 - 1 / (h * h * k * invweight) - 0.5 * c / (h * k);
-  return floor > theta ? floor : theta;
+// the risk of a term: h^2 k (1 - 2 theta) - 2 h c
+double Risk(double h, double k, double c, double theta) {
+  return h * h * k * (1 - 2 * theta) - 2 * h * c;
 }
 
-// the weight of a joint spring: 1 where the spring is left explicit (h^2 k > mjMAXVAL)
-double ReferenceSpringWeight(const WeightTable& t, double h, double k, double c,
-                             double invweight0, double invweight) {
-  return k * h * h > mjMAXVAL ? 1 : ReferenceWeight(t, h, k, c, invweight0, invweight);
+// The gate for the terms k[j] m_j m_j' (damping c[j], weight theta[j]; rows m_j of length nv) at
+// the mass matrix of d: 4 (1 - margin) M - sum_{risk > 0} risk m_j m_j' positive definite, by
+// Eigen's LLT of the dense matrix.
+bool DenseGate(const mjModel* m, const mjData* d, double margin,
+               const std::vector<std::vector<double>>& rows, const std::vector<double>& k,
+               const std::vector<double>& c, const std::vector<double>& theta) {
+  int nv = m->nv;
+  std::vector<mjtNum> full(nv * nv);
+  mj_fullM(m, full.data(), d->qM);
+  Eigen::MatrixXd s(nv, nv);
+  for (int r = 0; r < nv; ++r) {
+    for (int q = 0; q < nv; ++q) s(r, q) = 4 * (1 - margin) * full[r * nv + q];
+  }
+  for (size_t j = 0; j < rows.size(); ++j) {
+    double risk = Risk(m->opt.timestep, k[j], c[j], theta[j]);
+    if (risk <= 0) continue;
+    Eigen::Map<const Eigen::VectorXd> mj(rows[j].data(), nv);
+    s -= risk * mj * mj.transpose();
+  }
+  return s.llt().info() == Eigen::Success;
+}
+
+// The weights as documented for those terms: the table's at each term's inverse weight at qpos0
+// (invweight0[j]); where the gate with margin 1e-3 fails, the terms at risk raised by the least
+// a on a grid of 1/64 that passes it with margin 1/2: theta + a (1 - theta).
+std::vector<double> DocumentedWeights(const mjModel* m, const mjData* d,
+                                      const std::vector<std::vector<double>>& rows,
+                                      const std::vector<double>& k, const std::vector<double>& c,
+                                      const std::vector<double>& invweight0) {
+  WeightTable t = Table();
+  double h = m->opt.timestep;
+  std::vector<double> theta;
+  for (size_t j = 0; j < rows.size(); ++j) {
+    theta.push_back(TableWeight(t, h, k[j], c[j], invweight0[j]));
+  }
+  if (DenseGate(m, d, 1e-3, rows, k, c, theta)) return theta;
+  for (int a = 1; a <= 64; ++a) {
+    std::vector<double> raised(theta);
+    for (size_t j = 0; j < rows.size(); ++j) {
+      if (Risk(h, k[j], c[j], theta[j]) > 0) raised[j] += a / 64.0 * (1 - theta[j]);
+    }
+    if (a == 64 || DenseGate(m, d, 0.5, rows, k, c, raised)) return raised;
+  }
+  return theta;
+}
+
+// the weight of a term alone on a one-dof model of inverse inertia invweight (at qpos0 and now)
+double OneTermWeight(const mjModel* m, const mjData* d, double k, double c, double invweight) {
+  return DocumentedWeights(m, d, {{1.0}}, {k}, {c}, {invweight})[0];
 }
 
 // makes the model's inverse weights at qpos0 stale: masses, inertias and armatures divided by
@@ -987,72 +985,41 @@ void Lighten(mjModel* m, double scale) {
   for (int i = 0; i < m->nv; ++i) m->dof_armature[i] /= scale;
 }
 
-// every mass, inertia, armature, gain, spring and damping `scale` times larger: the same weights
-// (they depend on k invweight and c^2 invweight / k), at inverse inertias `scale` times smaller
-void Heavier(mjModel* m, double scale) {
-  Lighten(m, 1 / scale);
-  for (int i = 0; i < m->nu; ++i) {
-    for (int p = 0; p < 3; ++p) {
-      m->actuator_gainprm[mjNGAIN * i + p] *= scale;
-      m->actuator_biasprm[mjNBIAS * i + p] *= scale;
-    }
-  }
-  for (int j = 0; j < m->njnt; ++j) m->jnt_stiffness[j] *= scale;
-  for (int i = 0; i < m->nv; ++i) m->dof_damping[i] *= scale;
-}
-
-// m' M^-1 m from the dense mass matrix (Gauss-Jordan on M, independent of qLD)
-double DenseInvWeight(const mjModel* m, const mjData* d, const std::vector<double>& moment) {
-  int nv = m->nv;
-  std::vector<double> a(nv * nv), x(moment);
-  mj_fullM(m, a.data(), d->qM);
-  for (int c = 0; c < nv; ++c) {
-    for (int r = 0; r < nv; ++r) {
-      if (r == c) continue;
-      double f = a[r * nv + c] / a[c * nv + c];
-      for (int k = 0; k < nv; ++k) a[r * nv + k] -= f * a[c * nv + k];
-      x[r] -= f * x[c];
-    }
-  }
-  double w = 0;
-  for (int r = 0; r < nv; ++r) w += moment[r] * x[r] / a[r * nv + r];
-  return w;
-}
-
-std::vector<double> Unit(int nv, int dof) {
-  std::vector<double> e(nv, 0.0);
-  e[dof] = 1;
-  return e;
-}
-
 class ImplicitPosGuardWeight : public MujocoTest {};
 
-// Catches: a change to the weight lookup (grid, clamps, row search, interpolation, the
-// non-finite guard) or to the table, for joint springs over h w_n 0.01 ... 1e4 and zeta 0 ... 5,
-// including nodes, both ends and beyond.
-TEST_F(ImplicitPosGuardWeight, SpringWeightIsTheTableLookup) {
-  WeightTable t = ReadWeightTable();
-  ASSERT_EQ(t.theta.size(), t.zeta.size());
-  ASSERT_GE(t.zeta.size(), 3u);
+// Catches: a change to the weight lookup (the cap, the grid, clamps, row search, interpolation,
+// the non-finite guard) or to the gate and its raise for one term: joint springs over h w_n
+// 0.01 ... 1e4 and zeta 0 ... 5, at and beside the cap, nodes, both ends and beyond.
+TEST_F(ImplicitPosGuardWeight, SpringWeightIsTheDocumentedWeight) {
+  WeightTable t = Table();
+  ASSERT_GE(t.nzeta, 3);
+  ASSERT_GE(t.ns, 3);
   ModelPtr m = LoadModelOrFail(OneHingeSpringXml(0.01576, 1, 0, 0.005));
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
   mj_forward(m.get(), d.get());
   const double h = m->opt.timestep, inertia = d->qM[0];
-  int checked = 0;
-  for (double hw : {1e-4, 0.01, 0.05, 0.058, 0.06, 0.1, 0.3, 0.5, 0.73, 1.0, 2.0, 3.7, 10.0, 100.0,
-                    310.0, 316.2, 400.0, 1e4}) {
-    for (double zeta : {0.0, 0.02, 0.05, 0.07, 0.3, 0.5, 0.7, 0.85, 1.0, 1.2, 1.5, 1.9, 2.0, 2.5, 3.0,
+  int checked = 0, table = 0, raised = 0;
+  for (double hw : {1e-4, 0.01, 0.5, 1.0, 1.99, 2.0, 2.01, 2.06, 2.1, 2.2, 2.5, 3.0, 3.7, 6.3, 10.0,
+                    19.0, 21.0, 100.0, 1e4}) {
+    for (double zeta : {0.0, 0.02, 0.05, 0.07, 0.1, 0.15, 0.3, 0.5, 0.7, 0.85, 1.0, 1.5, 2.0, 3.0,
                         5.0}) {
       double k = inertia * (hw / h) * (hw / h);
       m->jnt_stiffness[0] = k;
       m->dof_damping[0] = 2 * zeta * std::sqrt(k * inertia);
       double theta = mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0);
-      double ref = ReferenceSpringWeight(t, h, k, m->dof_damping[0], 1 / inertia, 1 / inertia);
+      double ref = k * h * h > mjMAXVAL ? 1 : OneTermWeight(m.get(), d.get(), k, m->dof_damping[0],
+                                                            1 / inertia);
       EXPECT_NEAR(theta, ref, 1e-12) << "h w_n " << hw << " zeta " << zeta;
+      double looked_up = TableWeight(t, h, k, m->dof_damping[0], 1 / inertia);
+      table += looked_up != t.below && looked_up != 1;
+      raised += ref != looked_up;
       ++checked;
     }
   }
+  EXPECT_EQ(checked, 19 * 15);
+  EXPECT_GT(table, 10);  // the table's inner entries are read
+  RecordProperty("raised", std::to_string(raised));
 
   // degenerate terms: damping not finite, stiffness past the bound h^2 k <= mjMAXVAL (and just
   // inside it), stiffness so small that zeta is not finite
@@ -1064,20 +1031,17 @@ TEST_F(ImplicitPosGuardWeight, SpringWeightIsTheTableLookup) {
                        Degenerate{1.01 * mjMAXVAL / (h * h), 1e9}, Degenerate{1e-320, 0}}) {
     m->jnt_stiffness[0] = g.k;
     m->dof_damping[0] = g.c;
-    EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0),
-                ReferenceSpringWeight(t, h, g.k, g.c, 1 / inertia, 1 / inertia), 1e-12)
+    double ref = g.k * h * h > mjMAXVAL ? 1 : OneTermWeight(m.get(), d.get(), g.k, g.c, 1 / inertia);
+    EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0), ref, 1e-12)
         << "k " << g.k << " c " << g.c;
   }
-  EXPECT_EQ(checked, 18 * 16);
 }
 
 // Catches: the non-finite and underflow guards of the weight, at extreme inverse inertias: h w_n
-// overflowing while zeta stays finite (an actuator geared by 1e150, zeta high enough that the
-// table's last column is not 1), and h w_n underflowing to 0 (a spring on a hinge of inertia
-// 1e300, where the lookup starts at the table's first column).
+// overflowing while zeta stays finite (an actuator geared by 1e150), and h w_n underflowing to 0
+// (a spring on a hinge of inertia 1e300): weight 1, and the table's weight below the cap.
 TEST_F(ImplicitPosGuardWeight, ExtremeInverseInertia) {
-  WeightTable t = ReadWeightTable();
-  ASSERT_GE(t.zeta.size(), 3u);
+  WeightTable t = Table();
   for (double zeta : {1.0, 3.0}) {
     ModelPtr m = LoadModelOrFail(OneHingeXml(1, 1, 0, 0.005));
     ASSERT_NE(m, nullptr);
@@ -1090,9 +1054,7 @@ TEST_F(ImplicitPosGuardWeight, ExtremeInverseInertia) {
     ASSERT_TRUE(std::isfinite(invweight));
     ASSERT_FALSE(std::isfinite(h * h * k * invweight));
     m->actuator_biasprm[2] = -2 * zeta * std::sqrt(k / invweight);
-    EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 0),
-                ReferenceWeight(t, h, k, -m->actuator_biasprm[2], invweight, invweight), 1e-12)
-        << "zeta " << zeta;
+    EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 0), 1) << "zeta " << zeta;
   }
   for (double zeta : {0.0, 0.4}) {
     ModelPtr m = LoadModelOrFail(OneHingeSpringXml(1, 1, 0, 0.005));
@@ -1107,197 +1069,149 @@ TEST_F(ImplicitPosGuardWeight, ExtremeInverseInertia) {
     ASSERT_EQ(h * h * k * invweight, 0);
     m->jnt_stiffness[0] = k;
     m->dof_damping[0] = 2 * zeta * std::sqrt(k / invweight);
-    EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0),
-                ReferenceSpringWeight(t, h, k, m->dof_damping[0], invweight, invweight), 1e-12)
-        << "zeta " << zeta;
+    EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0), t.below) << "zeta " << zeta;
   }
 }
 
-// Catches: a wrong inverse inertia (the model's at qpos0 for the table: dof_invweight0,
-// tendon_invweight0 through the gear; the current one for the floor: (M^-1)_dd, tendon m' M^-1 m
-// through qLD along the chain), the floor skipped or misplaced, a wrong damping (bias and
-// affine-gain velocity terms, the latter ignored for a fixed gain, through gear^2, the joint
-// damping, none with passive forces disabled), a dof's servos and spring not gathered into one
-// term, or a weight applied to K other than per term. Fresh, and with the model's inverse
-// weights made stale by 30x (Lighten), where the floor decides; and stale at inverse inertias
-// below 1 (Heavier), where a floor threshold off by a factor invweight0 shows.
-TEST_F(ImplicitPosGuardWeight, ActuatorAndSpringWeightsInK) {
-  WeightTable t = ReadWeightTable();
-  ASSERT_GE(t.zeta.size(), 3u);
-  const std::string xml =
-      "<mujoco>\n"
-      "  <option integrator=\"implicit\" timestep=\"0.005\" gravity=\"0 0 0\">"
-      "<flag contact=\"disable\"/></option>\n"
-      "  <default><joint armature=\"0.01\" damping=\"0.3\"/>"
-      "<geom type=\"capsule\" size=\".02\" fromto=\"0 0 0 .2 0 0\"/></default>\n"
-      "  <worldbody>\n"
-      "    <body><joint name=\"a\" axis=\"0 1 0\" stiffness=\"30\"/><geom/>\n"
-      "      <body pos=\".2 0 0\"><joint name=\"b\" axis=\"0 0 1\" armature=\"0.002\"/><geom/>\n"
-      "        <body pos=\".2 0 0\"><joint name=\"c\" axis=\"0 1 0\" damping=\"0\" "
-      "armature=\"0.05\"/><geom/>\n"
-      "          <body pos=\".2 0 0\"><joint name=\"e\" axis=\"1 0 0\" stiffness=\"80\"/>"
-      "<geom/></body>\n"
-      "        </body>\n"
-      "      </body>\n"
-      "    </body>\n"
-      "  </worldbody>\n"
-      "  <tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"c\" "
-      "coef=\"-0.6\"/><joint joint=\"e\" coef=\"0.3\"/></fixed></tendon>\n"
-      "  <actuator>\n"
-      "    <general joint=\"a\" gainprm=\"400\" biastype=\"affine\" biasprm=\"0 -400 -2\"/>\n"
-      "    <general joint=\"b\" gear=\"2\" gaintype=\"affine\" gainprm=\"5 -300 -0.7\" "
-      "biastype=\"affine\" biasprm=\"0 -900 -1\"/>\n"
-      "    <general joint=\"c\" gear=\"-1.5\" gainprm=\"1 0 0.8\" biastype=\"affine\" "
-      "biasprm=\"0 -300 -1\"/>\n"
-      "    <general tendon=\"t\" gear=\"1.5\" gainprm=\"1\" biastype=\"affine\" "
-      "biasprm=\"0 -2e3 -3\"/>\n"
-      "    <general joint=\"e\" gaintype=\"affine\" gainprm=\"5 -300 1\" biastype=\"affine\" "
-      "biasprm=\"0 -500 -1\"/>\n"
-      "    <general joint=\"a\" gaintype=\"affine\" gainprm=\"5 0 -0.5\" biastype=\"affine\" "
-      "biasprm=\"0 -200 -0.5\"/>\n"
-      "  </actuator>\n"
-      "</mujoco>\n";
-  for (int variant = 0; variant < 6; ++variant) {
-    bool passive = variant % 2 == 0, stale = variant >= 2, heavy = variant >= 4;
-    ModelPtr m = LoadModelOrFail(xml), m0 = LoadModelOrFail(xml);
-    ASSERT_NE(m, nullptr);
-    DataPtr d(mj_makeData(m.get())), d0(mj_makeData(m0.get()));
-    if (heavy) {
-      Heavier(m.get(), 1e3);
-      Heavier(m0.get(), 1e3);
-      mj_setConst(m.get(), d.get());
-      ASSERT_LT(m->dof_invweight0[0], 1);
-    }
-    if (!passive) m->opt.disableflags |= mjDSBL_PASSIVE;
-    if (stale) Lighten(m.get(), 30);
-    SetState(m.get(), d.get());
-    mj_forward(m.get(), d.get());
-    mj_forward(m0.get(), d0.get());  // the compiled model at qpos0
-    const double h = m->opt.timestep;
-    int nv = m->nv, floored = 0;
+// The terms of K of m at the state of d, as the documentation defines them: one per dof with a
+// joint servo or a spring in scope (stiffness sum -slope gear^2 + stiffness, damping sum of the
+// servos' velocity slopes times gear^2 and the joint's damping, clamped at 0; unit row), and one
+// per fixed-tendon servo in scope (its own stiffness and damping, its moment row); with the
+// inverse weight at qpos0 of each.
+struct Terms {
+  std::vector<std::vector<double>> rows;
+  std::vector<double> k, c, invweight0;
+  std::vector<int> dof;       // the term's dof, -1 for a tendon servo
+  std::vector<int> actuator;  // the tendon servo, -1 for a dof's term
+};
 
-    // the terms: a tendon servo alone (stiffness -slope, damping from its velocity terms); on
-    // each dof, its joint's servos (through gear^2) and spring together, with the joint damping
-    std::vector<double> theta(m->nu, 1.0), kdof(nv, 0.0), cdof(nv, 0.0);
-    for (int i = 0; i < m->nu; ++i) {
-      int scope;
-      double slope = Slope(m.get(), d.get(), i, &scope);
-      ASSERT_EQ(scope, mjPOSSCOPE_RESTORING) << i;
-      std::vector<double> moment(d->actuator_moment + i * nv, d->actuator_moment + (i + 1) * nv);
-      const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN * i;
-      double c = -m->actuator_biasprm[mjNBIAS * i + 2];
-      if (m->actuator_gaintype[i] == mjGAIN_AFFINE) c -= gainprm[2] * d->ctrl[i];
-      if (m->actuator_trntype[i] == mjTRN_JOINT) {
-        int dof = m->jnt_dofadr[m->actuator_trnid[2 * i]];
-        kdof[dof] -= slope * moment[dof] * moment[dof];
-        cdof[dof] += c * moment[dof] * moment[dof];
-        continue;
-      }
-      double w0 = DenseInvWeight(m0.get(), d0.get(), moment);
-      double w = DenseInvWeight(m.get(), d.get(), moment);
-      theta[i] = ReferenceWeight(t, h, -slope, std::max(c, 0.0), w0, w);
-      floored += theta[i] != TableWeight(t, h, -slope, std::max(c, 0.0), w0);
-      EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, i), theta[i], 1e-12)
-          << i << " variant " << variant;
-      EXPECT_LT(theta[i], 1) << i;  // a weight that matters
-    }
-    for (int j = 0; j < m->njnt && passive; ++j) {
-      int dof = m->jnt_dofadr[j];
-      kdof[dof] += m->jnt_stiffness[j];
-      cdof[dof] += m->dof_damping[dof];
-    }
-    std::vector<double> weight(nv, 1.0);
-    for (int dof = 0; dof < nv; ++dof) {
-      ASSERT_GT(kdof[dof], 0) << dof;  // every dof has a servo or a spring
-      double w0 = DenseInvWeight(m0.get(), d0.get(), Unit(nv, dof));
-      double w = DenseInvWeight(m.get(), d.get(), Unit(nv, dof));
-      double c = std::max(cdof[dof], 0.0);
-      weight[dof] = ReferenceWeight(t, h, kdof[dof], c, w0, w);
-      floored += weight[dof] != TableWeight(t, h, kdof[dof], c, w0);
-      EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, m->dof_jntid[dof]), weight[dof],
-                  1e-12) << dof << " variant " << variant;
-      EXPECT_LT(weight[dof], 1) << dof;
-    }
-    for (int i = 0; i < m->nu; ++i) {
-      if (m->actuator_trntype[i] == mjTRN_JOINT) {
-        EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, i),
-                  mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, m->actuator_trnid[2 * i])) << i;
-      }
-    }
-    // the stale variant reaches the floor
-    if (stale) {
-      EXPECT_GE(floored, 2) << "variant " << variant;
-    }
-    RecordProperty("floored_" + std::to_string(variant), floored);
-
-    // weighted K = sum of weighted terms: tendon servos theta_i (-slope_i) m_i m_i', dof terms
-    std::vector<double> k, kv;
-    SetEnable(m.get(), mjENBL_POSWEIGHT, true);
-    EngineK(m.get(), d.get(), &k, &kv);
-    std::vector<double> ref(nv * nv, 0.0), refv(nv, 0.0);
-    for (int i = 0; i < m->nu; ++i) {
-      if (m->actuator_trntype[i] == mjTRN_JOINT) continue;
-      double kp = -Slope(m.get(), d.get(), i) * theta[i];
-      const mjtNum* mom = d->actuator_moment + i * nv;
-      for (int r = 0; r < nv; ++r) {
-        for (int c = 0; c < nv; ++c) ref[r * nv + c] += kp * mom[r] * mom[c];
-      }
-    }
-    for (int dof = 0; dof < nv; ++dof) ref[dof * nv + dof] += weight[dof] * kdof[dof];
-    for (int r = 0; r < nv; ++r) {
-      for (int c = 0; c < nv; ++c) refv[r] += ref[r * nv + c] * d->qvel[c];
-    }
-    EXPECT_LE(RelDiff(k.data(), ref.data(), nv * nv), 1e-12) << "variant " << variant;
-    EXPECT_LE(RelDiff(kv.data(), refv.data(), nv), 1e-12) << "variant " << variant;
-  }
-}
-
-// Catches: a tendon's current inverse inertia taken along the wrong chain (its deepest dof found
-// from a wrong start or past its last joint), or its model inverse inertia from the wrong tendon:
-// tendon u spans dof 0 alone, on a branch of its own; the next tendon starts on the other branch.
-// The model's inverse weights are made stale by 30x so that the floor, from the current one,
-// decides; tendon t has a dof without armature (no bound); tendon u (coefficient 2, armature most
-// of its inertia, kp 12: h w_n 0.3 at qpos0) needs the armature bound right to within 4x.
-TEST_F(ImplicitPosGuardWeight, TendonInverseInertiaOnItsOwnChain) {
-  WeightTable t = ReadWeightTable();
-  ASSERT_GE(t.zeta.size(), 3u);
-  ModelPtr m = LoadModelOrFail(
-      "<mujoco>\n"
-      "  <option integrator=\"implicit\" timestep=\"0.005\" gravity=\"0 0 0\"/>\n"
-      "  <default><joint armature=\"0.01\" damping=\"0.1\"/>"
-      "<geom type=\"capsule\" size=\".02\" fromto=\"0 0 0 .2 0 0\"/></default>\n"
-      "  <worldbody>\n"
-      "    <body><joint name=\"a\" axis=\"0 1 0\"/><geom/></body>\n"
-      "    <body pos=\"0 .5 0\"><joint name=\"b\" axis=\"0 1 0\"/><geom/>\n"
-      "      <body pos=\".2 0 0\"><joint name=\"c\" axis=\"0 0 1\"/><geom/></body>\n"
-      "    </body>\n"
-      "  </worldbody>\n"
-      "  <tendon><fixed name=\"u\"><joint joint=\"a\" coef=\"2\"/></fixed>"
-      "<fixed name=\"t\"><joint joint=\"b\" coef=\"1\"/><joint joint=\"c\" coef=\"-0.5\"/>"
-      "</fixed></tendon>\n"
-      "  <actuator><general tendon=\"u\" gainprm=\"12\" biastype=\"affine\" "
-      "biasprm=\"0 -12 0\"/><general tendon=\"t\" gainprm=\"300\" biastype=\"affine\" "
-      "biasprm=\"0 -300 0\"/></actuator>\n"
-      "</mujoco>\n");
-  ASSERT_NE(m, nullptr);
-  ModelPtr m0(mj_copyModel(nullptr, m.get()));
-  Lighten(m.get(), 30);
-  m->dof_armature[2] = 0;  // tendon t: no armature bound, the current inertia is always needed
-  DataPtr d(mj_makeData(m.get())), d0(mj_makeData(m0.get()));
-  SetState(m.get(), d.get());
-  mj_forward(m.get(), d.get());
-  mj_forward(m0.get(), d0.get());
-  const double h = m->opt.timestep;
+Terms DocumentedTerms(const mjModel* m, const mjData* d) {
+  int nv = m->nv;
+  std::vector<double> kdof(nv, 0.0), cdof(nv, 0.0);
+  Terms t;
   for (int i = 0; i < m->nu; ++i) {
-    double slope = Slope(m.get(), d.get(), i);
-    std::vector<double> moment(d->actuator_moment + i * m->nv,
-                               d->actuator_moment + (i + 1) * m->nv);
-    double w0 = DenseInvWeight(m0.get(), d0.get(), moment);
-    double w = DenseInvWeight(m.get(), d.get(), moment);
-    double ref = ReferenceWeight(t, h, -slope, 0, w0, w);
-    EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, i), ref, 1e-12) << i;
-    EXPECT_GT(ref, TableWeight(t, h, -slope, 0, w0)) << i;  // the floor decides
-    EXPECT_LT(ref, 1) << i;
+    mjtNum slopes[2];
+    int scope = mjd_actuatorPosScope(m, d, i, nullptr);
+    mjd_actuatorSlopes(m, d, i, slopes);
+    if (scope != mjPOSSCOPE_RESTORING) continue;
+    if (m->actuator_trntype[i] == mjTRN_TENDON) {
+      double gear = m->actuator_gear[6 * i];
+      t.rows.emplace_back(d->actuator_moment + i * nv, d->actuator_moment + (i + 1) * nv);
+      t.k.push_back(-slopes[0]);
+      t.c.push_back(std::max(-slopes[1], 0.0));
+      t.invweight0.push_back(gear * gear * m->tendon_invweight0[m->actuator_trnid[2 * i]]);
+      t.dof.push_back(-1);
+      t.actuator.push_back(i);
+      continue;
+    }
+    int dof = m->jnt_dofadr[m->actuator_trnid[2 * i]];
+    double gear = d->actuator_moment[i * nv + dof];
+    kdof[dof] -= slopes[0] * gear * gear;
+    cdof[dof] -= slopes[1] * gear * gear;
+  }
+  for (int j = 0; j < m->njnt; ++j) {
+    if (m->jnt_type[j] != mjJNT_HINGE && m->jnt_type[j] != mjJNT_SLIDE) continue;
+    int dof = m->jnt_dofadr[j];
+    cdof[dof] += m->dof_damping[dof];
+    if (mjd_jointPosScope(m, j) == mjPOSSCOPE_RESTORING) kdof[dof] += m->jnt_stiffness[j];
+  }
+  for (int dof = 0; dof < nv; ++dof) {
+    if (!(kdof[dof] > 0)) continue;
+    std::vector<double> row(nv, 0.0);
+    row[dof] = 1;
+    t.rows.push_back(row);
+    t.k.push_back(kdof[dof]);
+    t.c.push_back(std::max(cdof[dof], 0.0));
+    t.invweight0.push_back(m->dof_invweight0[dof]);
+    t.dof.push_back(dof);
+    t.actuator.push_back(-1);
+  }
+  return t;
+}
+
+// Catches: a wrong term (a dof's servos and spring not gathered, a wrong damping: bias and
+// affine-gain velocity terms, the latter ignored for a fixed gain, through gear^2, the joint
+// damping), a wrong inverse weight (dof_invweight0, tendon_invweight0 through the gear), a
+// weight applied to K other than per term, or the gate's matrix wrong (a term's risk, a tendon's
+// block on M's sparsity, the armature bound taken for the factorization): on random chains with
+// gears, slides and tendon servos, tuned per joint near the coupled cap, the weight of every term
+// (mjd_posWeight) is the documented one, the gate's outcome that of a dense Cholesky factorization,
+// and the weighted K is the sum of the weighted terms. Both outcomes of the gate occur.
+TEST_F(ImplicitPosGuardWeight, WeightsAreTheDocumentedOnes) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> unit(0, 1);
+  WarningCapture warnings;
+  int passed = 0, failed = 0;
+  for (int c = 0; c < 60; ++c) {
+    ChainSpec spec = RandomChainSpec(&rng);
+    double h = std::pow(10.0, -3 + unit(rng)), hw = 0.4 + 2 * unit(rng);
+    ModelPtr m = LoadModelOrFail(ChainSpecXml(spec, h));
+    ASSERT_NE(m, nullptr);
+    TuneServos(m.get(), {hw / h / (2 * M_PI)}, 0.3 * unit(rng));
+    for (int j = 0; j < m->njnt; ++j) {  // springs and damping on some joints
+      if (unit(rng) < 0.3) m->jnt_stiffness[j] = 0.5 / (h * h * m->dof_invweight0[j]);
+      if (unit(rng) < 0.3) m->dof_damping[j] = 0.1 / (h * m->dof_invweight0[j]);
+    }
+    if (unit(rng) < 0.5) Lighten(m.get(), 3);  // the current inertias differ from qpos0's
+    SetEnable(m.get(), mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, true);
+    DataPtr d(mj_makeData(m.get()));
+    for (int i = 0; i < m->nq; ++i) d->qpos[i] = 0.3 * std::sin(1.0 + i);
+    HoldPose(m.get(), d.get());
+    Terms t = DocumentedTerms(m.get(), d.get());
+    std::vector<double> theta = DocumentedWeights(m.get(), d.get(), t.rows, t.k, t.c, t.invweight0);
+    std::vector<double> table;
+    WeightTable tab = Table();
+    for (size_t j = 0; j < t.k.size(); ++j) {
+      table.push_back(TableWeight(tab, h, t.k[j], t.c[j], t.invweight0[j]));
+    }
+    (theta == table ? passed : failed)++;
+
+    // each term's weight, and K as the sum of the weighted terms
+    std::vector<double> expected(m->nv * m->nv, 0.0);
+    for (size_t j = 0; j < t.k.size(); ++j) {
+      double w = t.dof[j] >= 0 ? mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, m->dof_jntid[t.dof[j]])
+                               : mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, t.actuator[j]);
+      EXPECT_NEAR(w, theta[j], 1e-12) << "chain " << c << " term " << j;
+      for (int r = 0; r < m->nv; ++r) {
+        for (int q = 0; q < m->nv; ++q) {
+          expected[r * m->nv + q] += theta[j] * t.k[j] * t.rows[j][r] * t.rows[j][q];
+        }
+      }
+    }
+    std::vector<double> k, kv;
+    EngineK(m.get(), d.get(), &k, &kv);
+    EXPECT_LE(RelDiff(k, expected), 1e-12) << "chain " << c;
+  }
+  EXPECT_GT(passed, 10);
+  EXPECT_GT(failed, 10);
+  RecordProperty("gate_passed", std::to_string(passed));
+  RecordProperty("gate_failed", std::to_string(failed));
+}
+
+// Catches: the armature bound that lets the gate pass without a factorization taken wrongly (a
+// term's bound without its moment, without the armature, or compared the wrong way): where every
+// term's bound is within the gate the weights are the table's, and where the armature bounds a
+// risk just above it, the factorization decides (here: it fails, so the weights are raised).
+TEST_F(ImplicitPosGuardWeight, ArmatureBoundDecidesOnlyWhereItHolds) {
+  const double h = 0.005;
+  for (double armature : {0.02, 0.0}) {
+    ChainSpec spec;
+    spec.n = 4;
+    spec.armature = armature;
+    ModelPtr m = LoadModelOrFail(ChainSpecXml(spec, h));
+    ASSERT_NE(m, nullptr);
+    mju_zero3(m->opt.gravity);
+    TuneServos(m.get(), {1.6 / h / (2 * M_PI)}, 0);  // undamped, each below its cap
+    DataPtr d(mj_makeData(m.get()));
+    HoldPose(m.get(), d.get());
+    Terms t = DocumentedTerms(m.get(), d.get());
+    ASSERT_EQ(t.k.size(), 4u);
+    std::vector<double> theta = DocumentedWeights(m.get(), d.get(), t.rows, t.k, t.c, t.invweight0);
+    for (size_t j = 0; j < t.k.size(); ++j) {
+      EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, m->dof_jntid[t.dof[j]]), theta[j],
+                  1e-12) << "armature " << armature << " term " << j;
+      EXPECT_GT(theta[j], Table().below) << "the coupled terms fail the gate";
+    }
   }
 }
 
@@ -1422,30 +1336,6 @@ TEST_F(ImplicitPosGuardWeight, OutOfScopeServoAddsNoDamping) {
   double w = mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0);
   EXPECT_LT(w, 1);
   EXPECT_EQ(w, mjd_posWeight(m0.get(), d0.get(), mjOBJ_JOINT, 0));
-}
-
-// Catches: the per-dof terms placed where the chain solve of an earlier dof overwrites them
-// (three dofs, the first one's current inertia computed: no armature bounds it).
-TEST_F(ImplicitPosGuardWeight, DofTermsSurviveEarlierChainSolves) {
-  WeightTable t = ReadWeightTable();
-  ASSERT_GE(t.zeta.size(), 3u);
-  ModelPtr m = LoadModelOrFail(Model(""));
-  ASSERT_NE(m, nullptr);
-  ASSERT_EQ(m->nv, 3);
-  for (int j = 0; j < 3; ++j) m->dof_armature[j] = 0;
-  m->jnt_stiffness[0] = 50;
-  m->jnt_stiffness[2] = 20;
-  DataPtr d(mj_makeData(m.get()));
-  SetState(m.get(), d.get());
-  mj_forward(m.get(), d.get());
-  const double h = m->opt.timestep;
-  int c = m->jnt_dofadr[2];
-  std::vector<mjtNum> unit(3, 0.0), minv(3, 0.0);
-  unit[c] = 1;
-  mj_solveM(m.get(), d.get(), minv.data(), unit.data(), 1);
-  double expected = ReferenceWeight(t, h, 20, m->dof_damping[c], m->dof_invweight0[c], minv[c]);
-  EXPECT_LT(expected, 1);
-  EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 2), expected, 1e-12);
 }
 
 // Catches: weights given to terms outside the scope of K (out-of-range ids, ball joints, a

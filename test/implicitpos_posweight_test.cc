@@ -12,9 +12,11 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-// mjENBL_POSWEIGHT: the accuracy-weighted implicit-in-position mode. Its acceptance measure
-// (one hinge, unit step, RMS against the exact PD response), its stability (one dof over twelve
-// decades of gain, random coupled chains), its statics, and the discrete inverse that mirrors it.
+// mjENBL_POSWEIGHT: the accuracy-weighted implicit-in-position mode. Its accuracy on every class
+// of input (one hinge against the exact response; coupled models tuned per joint against stock
+// at h/100), its stability (one dof over twelve decades of gain; chains, random chains and the
+// humanoid tuned per joint, where the stability gate decides), its statics, its cache, and the
+// discrete inverse that mirrors it.
 
 #include <algorithm>
 #include <cmath>
@@ -27,6 +29,7 @@
 #include <mujoco/mujoco.h>
 #include "engine/engine_derivative_pos.h"
 #include "servo_report/one_dof.h"
+#include "test/accuracy.h"
 #include "test/fixture.h"
 #include "test/models.h"
 
@@ -49,21 +52,6 @@ class Hinge {
     m_->actuator_gainprm[0] = kp_;
     m_->actuator_biasprm[1] = -kp_;
     m_->actuator_biasprm[2] = -kv_;
-    steps_ = std::max(static_cast<int>(std::ceil(20 / hw)), 50);
-  }
-
-  // RMS of q - q_exact over steps 1..n of the unit step from rest
-  double StepError(Scheme s) {
-    SetScheme(m_.get(), s);
-    mj_resetData(m_.get(), d_.get());
-    d_->ctrl[0] = 1;
-    double sum = 0, h = m_->opt.timestep;
-    for (int k = 1; k <= steps_; ++k) {
-      mj_step(m_.get(), d_.get());
-      double e = d_->qpos[0] - PdStepResponse(Inertia(), kp_, kv_, h * k);
-      sum += e * e;
-    }
-    return std::sqrt(sum / steps_);
   }
 
   // spectral radius of the one-step map of (q, v), target 0, from unit-scaled columns
@@ -85,7 +73,6 @@ class Hinge {
   ModelPtr m_;
   DataPtr d_;
   double kp_ = 0, kv_ = 0;
-  int steps_ = 0;
 };
 
 double Median(std::vector<double> x) {
@@ -94,54 +81,91 @@ double Median(std::vector<double> x) {
   return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
-// the weighted mode against min(stock where stable, backward Euler), at (hw, zeta, h)
-double RatioToBest(Hinge* hinge, double hw, double zeta, double h, double* to_be = nullptr) {
+// the baseline of one dof at h w_n = hw and damping ratio zeta: stock where stable, else BE
+bool StockStable(double hw, double zeta) { return hw * hw < 4 + 4 * zeta * hw; }
+
+// Errors of stock, backward Euler and the mode on the one hinge tuned to h w_n = hw and zeta at
+// timestep h, under input c, against the exact response to the held targets; the window in
+// units of 1/w_n as the study's (no cap in seconds).
+SchemeErrors OneDofErrors(Hinge* hinge, double hw, double zeta, double h, Input c) {
   hinge->Set(hw, zeta, h);
-  double be = hinge->StepError(Scheme::kBackwardEuler), mode = hinge->StepError(Scheme::kWeighted);
-  double best = be;
-  if (hw * hw < 4 + 4 * zeta * hw) best = std::min(best, hinge->StepError(Scheme::kStock));
-  if (to_be) *to_be = mode / be;
-  return mode / best;
+  mjModel* m = hinge->model();
+  std::vector<TunedServo> servos = TuneServos(m, {hw / h / (2 * M_PI)}, zeta);
+  double wn = hw / h;
+  double window = c == Input::kStep || c == Input::kDecay || c == Input::kLoad
+                      ? 20 / wn : std::max(20.0, 2 * M_PI / TrackingRatio(c)) / wn;
+  int steps = std::max(50, static_cast<int>(std::ceil(window / h)));
+  std::vector<double> exact = ExactOneDofResponse(wn, zeta, c, h, steps);
+  WarningCapture warnings;  // stock diverges above its cap
+  auto error = [&](Scheme s) {
+    return ResponseError(Response(m, servos, wn, c, s, h, steps), exact);
+  };
+  return {error(Scheme::kStock), error(Scheme::kBackwardEuler), error(Scheme::kWeighted)};
+}
+
+// The mode's worst class at one point: its error over the baseline's (stock where stable, else
+// backward Euler), and over the better of the two (*to_best).
+double WorstOverBaseline(Hinge* hinge, double hw, double zeta, double h, double* to_best,
+                         std::string* worst_class) {
+  double worst = 0;
+  *to_best = 0;
+  for (Input c : kInputs) {
+    SchemeErrors e = OneDofErrors(hinge, hw, zeta, h, c);
+    double base = StockStable(hw, zeta) ? e.stock : e.backward_euler;
+    double best = StockStable(hw, zeta) ? std::min(e.stock, e.backward_euler) : e.backward_euler;
+    if (e.weighted / base > worst) {
+      worst = e.weighted / base;
+      *worst_class = InputName(c);
+    }
+    *to_best = std::max(*to_best, e.weighted / best);
+  }
+  return worst;
 }
 
 class PosWeight : public MujocoTest {};
 
-// Catches: weights that make the mode less accurate than stock or backward Euler on the
-// acceptance grid, or not clearly better than backward Euler in the band h w_n in [0.5, 3].
-TEST_F(PosWeight, NeverLessAccurateOnTheGrid) {
+// Catches: weights that make the mode less accurate than stock where stock is stable, or than
+// backward Euler where it is not, on any class of input (step, decay, tracking at four speeds,
+// load): one hinge on the table's grid of h w_n and zeta and off it, h = 1, 2, 5, 10 ms.
+TEST_F(PosWeight, EveryInputWithinTheBaselineOnTheGrid) {
   Hinge hinge;
+  const double hs[] = {1e-3, 2e-3, 5e-3, 10e-3};
   std::vector<double> band;
   double worst = 0;
-  for (double h : {5e-3, 2e-3}) {
-    for (double zeta : {0.0, 0.05, 0.1, 0.3, 0.5, 0.7, 1.0, 2.0}) {
-      for (double hw : {0.1, 0.2, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0}) {
-        double to_be;
-        double ratio = RatioToBest(&hinge, hw, zeta, h, &to_be);
-        EXPECT_LE(ratio, 1.05) << "h w_n " << hw << " zeta " << zeta << " h " << h;
-        worst = std::max(worst, ratio);
-        if (hw >= 0.5 && hw <= 3) band.push_back(to_be);
-      }
+  int k = 0;
+  for (double zeta : {0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0}) {
+    for (double hw : {0.05, 0.1, 0.3, 0.5, 1.0, 1.5, 1.9, 2.05, 2.2, 2.5, 3.0, 4.0, 5.0, 10.0,
+                      30.0, 100.0, 300.0}) {
+      double h = hs[k++ % 4], to_best;
+      std::string cls;
+      double ratio = WorstOverBaseline(&hinge, hw, zeta, h, &to_best, &cls);
+      EXPECT_LE(ratio, 1.05) << "h w_n " << hw << " zeta " << zeta << " h " << h << ": " << cls;
+      worst = std::max(worst, ratio);
+      if (hw >= 0.5 && hw <= 5) band.push_back(to_best);
     }
   }
-  double median = Median(band);
-  EXPECT_LE(median, 0.5);
-  RecordProperty("worst_ratio_to_best", std::to_string(worst));
-  RecordProperty("band_median_ratio_to_backward_euler", std::to_string(median));
+  RecordProperty("worst_ratio_to_baseline", std::to_string(worst));
+  RecordProperty("band_median_ratio_to_best", std::to_string(Median(band)));
+  RecordProperty("band_max_ratio_to_best", std::to_string(*std::max_element(band.begin(), band.end())));
 }
 
-// Catches: weights that fail between the grid's points (the table's interpolation).
-TEST_F(PosWeight, NeverLessAccurateBetweenThePoints) {
+// Catches: weights that fail between the grid's points (the table's interpolation, its clamps,
+// the cap at which it starts): h w_n every 0.05 decades from 0.05 to 300, zeta off the grid.
+TEST_F(PosWeight, EveryInputWithinTheBaselineBetweenThePoints) {
   Hinge hinge;
+  const double hs[] = {1e-3, 2e-3, 5e-3, 10e-3};
   double worst = 0;
-  for (double zeta = 0; zeta <= 2.0001; zeta += 0.1) {
-    for (double u = -1; u <= 2.0001; u += 0.05) {
-      double hw = std::pow(10.0, u);
-      double ratio = RatioToBest(&hinge, hw, zeta, 5e-3);
-      EXPECT_LE(ratio, 1.05) << "h w_n " << hw << " zeta " << zeta;
+  int k = 0;
+  for (double zeta : {0.025, 0.15, 0.4, 0.85, 1.25, 2.5}) {
+    for (double u = std::log10(0.05) + 0.013; u <= std::log10(300.0); u += 0.05) {
+      double hw = std::pow(10.0, u), h = hs[k++ % 4], to_best;
+      std::string cls;
+      double ratio = WorstOverBaseline(&hinge, hw, zeta, h, &to_best, &cls);
+      EXPECT_LE(ratio, 1.05) << "h w_n " << hw << " zeta " << zeta << " h " << h << ": " << cls;
       worst = std::max(worst, ratio);
     }
   }
-  RecordProperty("worst_ratio_to_best", std::to_string(worst));
+  RecordProperty("worst_ratio_to_baseline", std::to_string(worst));
 }
 
 // Catches: a weight below the stability bound, or zero (an undamped servo would then keep its
@@ -169,43 +193,11 @@ TEST_F(PosWeight, OneDofStableForEveryGain) {
   }
 }
 
-// theta of the one-hinge servo at (h w_n, zeta), from the engine
-double HingeWeight(Hinge* hinge, double hw, double zeta) {
-  hinge->Set(hw, zeta, 5e-3);
-  mjModel* m = hinge->model();
-  DataPtr d(mj_makeData(m));
-  mj_forward(m, d.get());
-  return mjd_posWeight(m, d.get(), mjOBJ_ACTUATOR, 0);
-}
-
-// Catches: a broken table lookup (a wrong grid value of zeta or h w_n, a wrong row or column):
-// the weight is continuous in both, across every row and column of the table.
-TEST_F(PosWeight, WeightContinuousInBothArguments) {
-  Hinge hinge;
-  for (double hw : {0.07, 0.3, 1.0, 2.5, 6.0}) {
-    double last = HingeWeight(&hinge, hw, 0);
-    for (double zeta = 0.002; zeta <= 3.2; zeta += 0.002) {
-      double theta = HingeWeight(&hinge, hw, zeta);
-      EXPECT_LT(std::abs(theta - last), 0.01) << "h w_n " << hw << " zeta " << zeta;
-      EXPECT_GT(theta, 0);
-      EXPECT_LE(theta, 1);
-      last = theta;
-    }
-  }
-  for (double zeta : {0.0, 0.25, 0.7, 1.0, 2.5}) {
-    double last = HingeWeight(&hinge, 0.04, zeta);
-    for (double u = -1.4; u <= 2.6; u += 0.002) {
-      double theta = HingeWeight(&hinge, std::pow(10.0, u), zeta);
-      EXPECT_LT(std::abs(theta - last), 0.01) << "h w_n " << std::pow(10.0, u) << " zeta " << zeta;
-      last = theta;
-    }
-  }
-}
-
 // Catches: the damping of an affine gain's velocity term (gainprm[2] * input) taken with the
-// wrong sign or left out of zeta: it weighs like the same damping in the bias.
+// wrong sign or left out of zeta: it weighs like the same damping in the bias (above the cap,
+// h w_n = 2.5, where the weight depends on zeta).
 TEST_F(PosWeight, GainVelocityTermIsDamping) {
-  const double kp = 300, kv = 0.8, input = 0.5;
+  const double kp = 4000, kv = 0.8, input = 0.5;
   ModelPtr bias(LoadXmlString(OneHingeXml(kInertia, kp, kv, 0.005)));
   ModelPtr gain(LoadXmlString(OneHingeXml(kInertia, kp, 0, 0.005)));
   gain->actuator_gaintype[0] = mjGAIN_AFFINE;
@@ -241,13 +233,13 @@ TEST_F(PosWeight, WeightOfAnIdOutsideTheModelIsOne) {
 
   // a joint is asked for as a joint, not as the actuator of the same index: joint 0 of a chain
   // carries a spring only, actuator 0 acts on joint 1 only
-  ModelPtr chain(LoadXmlString(ChainXml(2, 3000, 0.1, 0.005)));
+  ModelPtr chain(LoadXmlString(ChainXml(2, 3e5, 0.1, 0.005)));  // above the cap: weight 1
   chain->actuator_trnid[0] = 1;  // both servos on joint 1
   chain->jnt_stiffness[0] = 30;
   DataPtr dc(mj_makeData(chain.get()));
   mj_forward(chain.get(), dc.get());
   double joint = mjd_posWeight(chain.get(), dc.get(), mjOBJ_JOINT, 0);
-  EXPECT_LT(joint, 1);
+  EXPECT_LT(joint, 1);  // below the cap
   EXPECT_GT(std::abs(joint - mjd_posWeight(chain.get(), dc.get(), mjOBJ_ACTUATOR, 0)), 1e-3);
   // a joint's own servos and spring are one term: the same weight asked either way
   EXPECT_EQ(mjd_posWeight(chain.get(), dc.get(), mjOBJ_JOINT, 1),
@@ -331,6 +323,223 @@ TEST_F(PosWeight, RandomChainsStable) {
   EXPECT_EQ(chains, 200);
   EXPECT_GT(stock_unstable, 20);  // the sample reaches beyond the stock cap
   RecordProperty("stock_unstable", std::to_string(stock_unstable));
+}
+
+// Runs 2 s of tracking (sinusoidal targets at W/w_n = 0.1 on every servo) on m as it is set;
+// true if it stays finite with no bad-state warning.
+bool TracksStably(mjModel* m, const std::vector<TunedServo>& servos, double wn) {
+  int steps = static_cast<int>(std::ceil(2 / m->opt.timestep));
+  int enable = m->opt.enableflags;
+  bool stable = !Response(m, servos, wn, Input::kTrack01, Scheme::kWeighted, m->opt.timestep,
+                          steps).empty();
+  m->opt.enableflags = enable;
+  return stable;
+}
+
+// Catches: the stability gate removed or weakened, or weights that destabilise coupled terms
+// that are each below stock's cap: chains of 2 to 12 links (hinges, slides, gears, a fixed
+// tendon), every servo tuned from its reflected inertia to one f_n and zeta, or to f_n, f_n/2
+// and 2 f_n in turn; h w_n 0.1 ... 10, zeta 0 ... 1, h = 1, 2, 5, 10 ms. Wherever backward
+// Euler's linearised one-step map has spectral radius below 1, the mode's has too, and where h
+// is 2 or 10 ms a 2 s tracking run stays finite with no warning. Without gravity, so that the
+// pose held is an equilibrium.
+TEST_F(PosWeight, TunedChainsStableWhereverBackwardEulerIs) {
+  std::vector<ChainSpec> specs;
+  for (int n : {2, 3, 5, 7, 12}) {
+    ChainSpec spec;
+    spec.n = n;
+    specs.push_back(spec);
+  }
+  ChainSpec mixed;
+  mixed.n = 5;
+  mixed.slide = {false, true, false, false, true};
+  mixed.gear = {1, 2, 0.5, 1.5, 3};
+  mixed.length = {0.3, 0.1, 0.25, 0.15, 0.2};
+  mixed.mass = {2, 0.3, 1, 0.2, 0.1};
+  mixed.tendon = 1;
+  specs.push_back(mixed);
+  mixed.n = 8;
+  mixed.slide = {true, false, false, true, false, false, false, true};
+  mixed.gear = {2, 1, 0.7, 1, 3, 1, 0.5, 1};
+  mixed.length = {0.1, 0.4, 0.3, 0.1, 0.2, 0.2, 0.05, 0.1};
+  mixed.mass = {1, 1, 0.5, 0.5, 0.3, 0.3, 0.1, 0.05};
+  mixed.tendon = 5;
+  mixed.armature = 1e-3;
+  specs.push_back(mixed);
+
+  WarningCapture warnings;  // stock diverges
+  int settings = 0, stock_unstable = 0;
+  for (const ChainSpec& spec : specs) {
+    for (double h : {1e-3, 2e-3, 5e-3, 10e-3}) {
+      ModelPtr m = LoadModelOrFail(ChainSpecXml(spec, h));
+      ASSERT_NE(m, nullptr);
+      mju_zero3(m->opt.gravity);  // the pose held is an equilibrium
+      for (double hw : {0.1, 0.5, 1.0, 1.5, 2.5, 10.0}) {
+        for (double zeta : {0.0, 0.2, 1.0}) {
+          for (bool equal : {true, false}) {
+            double fn = hw / h / (2 * M_PI);
+            std::vector<double> fns = {fn};
+            if (!equal) fns = {fn, fn / 2, 2 * fn, fn, fn / 2, 2 * fn, fn, fn / 2, 2 * fn,
+                               fn, fn / 2, 2 * fn, fn};
+            std::vector<TunedServo> servos = TuneServos(m.get(), fns, zeta);
+            std::string where = "n " + std::to_string(spec.n) + " h " + std::to_string(h) +
+                                " h w_n " + std::to_string(hw) + " zeta " +
+                                std::to_string(zeta) + (equal ? " equal" : " mixed");
+            double be = TransitionRadius(m.get(), Scheme::kBackwardEuler);
+            double weighted = TransitionRadius(m.get(), Scheme::kWeighted);
+            if (be < 1) EXPECT_LT(weighted, 1) << where;
+            if (TransitionRadius(m.get(), Scheme::kStock) > 1) ++stock_unstable;
+            if (h == 2e-3 || h == 10e-3) {
+              EXPECT_TRUE(TracksStably(m.get(), servos, 2 * M_PI * fn)) << where;
+            }
+            ++settings;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(stock_unstable, settings / 4);  // the grid reaches beyond stock's cap
+  RecordProperty("settings", std::to_string(settings));
+  RecordProperty("stock_unstable", std::to_string(stock_unstable));
+}
+
+// Catches: the gate missing a coupled mode when the terms share one frequency (the random
+// gains of RandomChainsStable rarely do): 100 random chains of 2 to 12 links, every servo tuned
+// to one f_n and zeta, h w_n drawn from 0.5 ... 5, zeta from 0 ... 0.5, h from 1 ... 10 ms.
+TEST_F(PosWeight, RandomEqualFrequencyChainsStable) {
+  std::mt19937 rng(20261203);
+  std::uniform_real_distribution<double> unit(0, 1);
+  WarningCapture warnings;
+  int stock_unstable = 0;
+  for (int c = 0; c < 100; ++c) {
+    ChainSpec spec = RandomChainSpec(&rng);
+    double h = std::pow(10.0, -3 + unit(rng));
+    double hw = 0.5 * std::pow(10.0, unit(rng)), zeta = 0.5 * unit(rng);
+    ModelPtr m = LoadModelOrFail(ChainSpecXml(spec, h));
+    ASSERT_NE(m, nullptr);
+    mju_zero3(m->opt.gravity);  // the pose held is an equilibrium
+    double fn = hw / h / (2 * M_PI);
+    std::vector<TunedServo> servos = TuneServos(m.get(), {fn}, zeta);
+    double be = TransitionRadius(m.get(), Scheme::kBackwardEuler);
+    if (be < 1) {
+      EXPECT_LT(TransitionRadius(m.get(), Scheme::kWeighted), 1) << ChainSpecXml(spec, h);
+    }
+    if (TransitionRadius(m.get(), Scheme::kStock) > 1) ++stock_unstable;
+  }
+  EXPECT_GT(stock_unstable, 20);
+  RecordProperty("stock_unstable", std::to_string(stock_unstable));
+}
+
+// Catches: weights that destabilise the humanoid tuned the way robots are: every servo tuned
+// from its reflected inertia to one f_n in 20 ... 400 Hz and zeta 0, 0.2 or 1, contact off and
+// on, h = 2, 5, 10 ms: wherever 2 s of tracking (no gravity) or of a fall under gravity are
+// stable under backward Euler they are under the mode.
+TEST_F(PosWeight, HumanoidTunedPerJointStable) {
+  WarningCapture warnings;
+  int runs = 0;
+  for (bool contact : {false, true}) {
+    std::string error;
+    ModelPtr m(LoadWithServos(MJPOS_MODEL_DIR "/humanoid/humanoid.xml", 1, 0, &error));
+    ASSERT_NE(m, nullptr) << error;
+    m->opt.integrator = mjINT_IMPLICIT;
+    if (!contact) m->opt.disableflags |= mjDSBL_CONTACT;
+    for (double fn : {20.0, 50.0, 100.0, 200.0, 400.0}) {
+      for (double zeta : {0.0, 0.2, 1.0}) {
+        std::vector<TunedServo> servos = TuneServos(m.get(), {fn}, zeta);
+        for (double h : {2e-3, 5e-3, 10e-3}) {
+          m->opt.timestep = h;
+          double wn = 2 * M_PI * fn;
+          int steps = static_cast<int>(std::ceil(2 / h));
+          // tracking without gravity, and falling (onto the floor where contact is on)
+          for (Input c : {Input::kTrack01, Input::kLoad}) {
+            auto run = [&](Scheme s) {
+              return !Response(m.get(), servos, wn, c, s, h, steps, 1, true).empty();
+            };
+            if (!run(Scheme::kBackwardEuler)) continue;
+            EXPECT_TRUE(run(Scheme::kWeighted)) << "f_n " << fn << " zeta " << zeta << " h " << h
+                                                << " contact " << contact << " " << InputName(c);
+            ++runs;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(runs, 120);
+  RecordProperty("runs", std::to_string(runs));
+}
+
+// The worst class of the mode on a model tuned per joint at (fn, zeta), timestep h: its error
+// over the baseline's (stock where it ran stably, else backward Euler), each against stock at
+// h/100; windows of at most max_window seconds.
+double CoupledWorst(mjModel* m, double fn, double zeta, double h, bool gravity_load,
+                    double max_window, std::string* worst_class) {
+  std::vector<TunedServo> servos = TuneServos(m, {fn}, zeta);
+  double worst = 0;
+  for (Input c : kInputs) {
+    double ratio = RatioToBaseline(
+        CompareSchemes(m, servos, 2 * M_PI * fn, c, h, gravity_load, max_window));
+    if (ratio > worst) {
+      worst = ratio;
+      *worst_class = InputName(c);
+    }
+  }
+  return worst;
+}
+
+// Catches: weights that cost accuracy on coupled models tuned the way robots are (a weight below
+// stock's cap slows their slow modes, a missed gate lets them diverge, a raise that overshoots
+// adds damping where stock is stable): chains (3 links, the 7-dof arm, 5 links with slides,
+// gears and a tendon) and the servo humanoid without contact, every class of input, h = 1, 2, 5,
+// 10 ms: the mode's error is at most 1.05 x stock's where stock is stable, and 1.05 x backward
+// Euler's where it is not. (The main job runs the full table: mjpos_bench, doc/posweight.md.)
+TEST_F(PosWeight, CoupledEveryInputWithinTheBaseline) {
+  WarningCapture warnings;  // stock diverges
+  ChainSpec three, mixed;
+  three.n = 3;
+  mixed.n = 5;
+  mixed.slide = {false, true, false, false, true};
+  mixed.gear = {1, 2, 0.5, 1.5, 3};
+  mixed.length = {0.3, 0.1, 0.25, 0.15, 0.2};
+  mixed.mass = {2, 0.3, 1, 0.2, 0.1};
+  mixed.tendon = 1;
+  struct Subject {
+    std::string name;
+    ModelPtr m;
+    bool gravity;
+    std::vector<std::pair<double, double>> settings;  // (f_n, zeta)
+    std::vector<double> hs;
+  };
+  std::vector<std::pair<double, double>> chain_settings = {{30, 0}, {30, 0.2}, {100, 0.2},
+                                                           {100, 0.7}};
+  std::vector<Subject> subjects;
+  subjects.push_back({"chain3", LoadModelOrFail(ChainSpecXml(three, 0.005)), true, chain_settings,
+                      {1e-3, 2e-3, 5e-3, 10e-3}});
+  subjects.push_back({"arm7", LoadModelOrFail(ChainXml(7, 1, 0, 0.005)), true, chain_settings,
+                      {1e-3, 2e-3, 5e-3, 10e-3}});
+  subjects.push_back({"chain5 mixed", LoadModelOrFail(ChainSpecXml(mixed, 0.005)), true,
+                      chain_settings, {1e-3, 2e-3, 5e-3, 10e-3}});
+  std::string error;
+  ModelPtr humanoid(LoadWithServos(MJPOS_MODEL_DIR "/humanoid/humanoid.xml", 1, 0, &error));
+  ASSERT_NE(humanoid, nullptr) << error;
+  humanoid->opt.integrator = mjINT_IMPLICIT;
+  humanoid->opt.disableflags |= mjDSBL_CONTACT;
+  subjects.push_back({"servo humanoid", std::move(humanoid), false, {{30, 0.2}, {100, 0}},
+                      {2e-3, 5e-3, 10e-3}});
+
+  double worst = 0;
+  for (Subject& s : subjects) {
+    ASSERT_NE(s.m, nullptr) << s.name;
+    for (auto [fn, zeta] : s.settings) {
+      for (double h : s.hs) {
+        std::string cls;
+        double ratio = CoupledWorst(s.m.get(), fn, zeta, h, s.gravity, 0.25, &cls);
+        EXPECT_LE(ratio, 1.05) << s.name << " f_n " << fn << " zeta " << zeta << " h " << h
+                               << ": " << cls;
+        worst = std::max(worst, ratio);
+      }
+    }
+  }
+  RecordProperty("worst_ratio_to_baseline", std::to_string(worst));
 }
 
 // Catches: weights that destabilise the coupled servo humanoid (kv 0, contact off and on; 2 s
@@ -492,14 +701,12 @@ TEST_F(PosWeight, CacheKeyIsThePair) {
   EXPECT_TRUE(step_as_fresh(1, 2 * theta)) << "theta stored over zeta";
 }
 
-// Catches: a cached lookup that returns less than the lookup itself (its theta or the ratio at
-// which the stability floor binds): on a two-link arm folded so that the first joint's inertia is
-// a fraction of its inertia at qpos0, where the floor raises that joint's weight, stepping with
-// the cache equals stepping with the cache cleared before every step, bit for bit. The second
-// servo is overdamped, so that its floor never binds (its ratio is infinite): a ratio carried
-// over from it would drop the first joint's floor.
-TEST_F(PosWeight, CachedWeightEqualsALookupEveryStep) {
-  const double h = 0.005, hw = 1.5, zeta[2] = {0.1, 2};
+// Catches: the stability gate read from the cache (which holds the table's weight only): on a
+// two-link arm folded so that the first joint's inertia is a fraction of its inertia at qpos0,
+// where the gate raises the weights that pass it at qpos0, stepping with the cache equals
+// stepping with the cache cleared before every step, bit for bit.
+TEST_F(PosWeight, GateIsNotCached) {
+  const double h = 0.005, hw = 1.8, zeta[2] = {0.0, 2};
   ModelPtr m = LoadModelOrFail(ChainXml(2, 1, 0, h));
   ASSERT_NE(m, nullptr);
   SetScheme(m.get(), Scheme::kWeighted);
@@ -507,7 +714,7 @@ TEST_F(PosWeight, CachedWeightEqualsALookupEveryStep) {
   for (int i = 0; i < m->nv; ++i) m->dof_armature[i] = 1e-4;
   mj_setConst(m.get(), d.get());
   ASSERT_EQ(m->nu, 2);
-  for (int u = 0; u < m->nu; ++u) {  // h w_n = 1.5 at qpos0 for every servo
+  for (int u = 0; u < m->nu; ++u) {  // h w_n = 1.8 at qpos0 for every servo
     double invweight0 = m->dof_invweight0[u];
     double kp = hw * hw / (h * h * invweight0);
     m->actuator_gainprm[mjNGAIN * u] = kp;
@@ -515,7 +722,7 @@ TEST_F(PosWeight, CachedWeightEqualsALookupEveryStep) {
     m->actuator_biasprm[mjNBIAS * u + 2] = -2 * zeta[u] * std::sqrt(kp / invweight0);
   }
 
-  // folded: the floor raises the first joint's weight above its weight at qpos0
+  // folded: the gate raises the first joint's weight above its weight at qpos0
   mj_forward(m.get(), d.get());
   double at_qpos0 = mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 0);
   d->qpos[1] = 3.0;

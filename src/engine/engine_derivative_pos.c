@@ -292,79 +292,65 @@ mjtNum mjd_actuatorInput(const mjModel* m, const mjData* d, int i) {
 
 //------------------------------ accuracy weights (mjENBL_POSWEIGHT) ------------------------------
 
-// Weight theta of one term of K, as a function of u = log10(h w_n) and zeta: the weighted scheme
-// (matrix theta h^2 K, shift theta h K v) is, for one dof, stock implicit with damping
-// kv + theta h kp. Each entry minimises the RMS error of the unit step response against the
-// exact PD response (over max(20/(h w_n), 50) steps), with theta >= 1e-3 (spectral radius below
-// 1) and, where theta < 1/2, (1 - 2 theta) (h w_n)^2 <= (4 + 4 zeta h w_n)/2, stable with a factor 2
-// of margin on the inertia; then made non-decreasing in h w_n and raised to 1 (backward Euler)
-// where the step error is not smooth in theta (h w_n >~ 4, aliasing). Generated and checked by
-// python/study/posweight.py, which also draws the resulting accuracy.
-#define mjPOSW_NU 39         // columns: u = -1.3, -1.2, ..., 2.5 (h w_n = 0.05 ... 316)
-#define mjPOSW_U0 (-1.3)
-#define mjPOSW_DU 0.1
+// Weight theta of one term of K under mjENBL_POSWEIGHT (matrix theta h^2 K, shift theta h K v):
+// for one dof the weighted step is stock implicit with damping kv + theta h kp, so theta -> 0 is
+// stock and theta = 1 backward Euler. theta depends on the term's h w_n and zeta through its
+// distance to stock's own stability cap on the term alone, h w_n = 2 (zeta + sqrt(zeta^2 + 1)):
+// below the cap mjPOSW_MIN (stock; just enough damping that an undamped servo loses energy),
+// from the cap on the table over s = log10(h w_n / cap) and zeta. Each entry is the weight of
+// least error on a unit step, a free decay, sinusoidal targets and a load step, within 1.05x
+// backward Euler's error on each. Stock is kept below the cap, where it is the more accurate
+// scheme, because on coupled terms any added damping slows their slower modes. Generated with
+// the study that measures it; not to be edited by hand.
+#define mjPOSW_NS 11         // columns: s = 0, 0.1, ..., 1 (clamped above)
+#define mjPOSW_DS 0.1
 #define mjPOSW_NZETA 11      // rows: zeta below
+#define mjPOSW_MIN 1e-4      // weight below the cap
 static const mjtNum posw_zeta[mjPOSW_NZETA] = {0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1, 1.5, 2, 3};
-static const mjtNum posw_theta[mjPOSW_NZETA][mjPOSW_NU] = {
-    {0.0079, 0.0091, 0.0104, 0.0121, 0.0143, 0.0173, 0.0217, 0.0275, 0.0368, 0.0497, 0.0560,
-     0.0682, 0.0967, 0.1312, 0.1715, 0.2177, 0.2756, 0.3415, 0.4000, 0.6319, 1.0000, 1.0000,
-     1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000,
-     1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},  // zeta = 0
-    {0.0138, 0.0147, 0.0157, 0.0171, 0.0189, 0.0212, 0.0244, 0.0287, 0.0347, 0.0431, 0.0465,
-     0.0544, 0.0722, 0.1030, 0.1499, 0.2091, 0.2767, 0.3256, 0.3842, 0.6038, 1.0000, 1.0000,
-     1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000,
-     1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},  // zeta = 0.05
-    {0.0263, 0.0272, 0.0283, 0.0297, 0.0315, 0.0340, 0.0372, 0.0413, 0.0469, 0.0545, 0.0595,
-     0.0710, 0.0911, 0.1226, 0.1680, 0.2269, 0.2922, 0.3313, 0.3684, 0.5801, 1.0000, 1.0000,
-     1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000,
-     1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},  // zeta = 0.1
-    {0.0744, 0.0757, 0.0774, 0.0795, 0.0822, 0.0857, 0.0902, 0.0959, 0.1034, 0.1131, 0.1258,
-     0.1430, 0.1662, 0.1973, 0.2379, 0.2870, 0.3352, 0.3567, 0.3653, 0.5508, 1.0000, 1.0000,
-     1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000,
-     1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},  // zeta = 0.2
-    {0.1389, 0.1406, 0.1427, 0.1454, 0.1488, 0.1531, 0.1585, 0.1654, 0.1741, 0.1852, 0.1992,
-     0.2171, 0.2396, 0.2677, 0.3017, 0.3395, 0.3730, 0.3859, 0.4007, 0.5406, 1.0000, 1.0000,
-     1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000,
-     1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},  // zeta = 0.3
-    {0.2567, 0.2584, 0.2606, 0.2633, 0.2666, 0.2707, 0.2759, 0.2822, 0.2901, 0.2996, 0.3113,
-     0.3253, 0.3421, 0.3617, 0.3839, 0.4065, 0.4248, 0.4345, 0.4561, 0.5430, 1.0000, 1.0000,
-     1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000,
-     1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},  // zeta = 0.5
-    {0.3364, 0.3378, 0.3395, 0.3416, 0.3442, 0.3474, 0.3513, 0.3562, 0.3620, 0.3691, 0.3776,
-     0.3877, 0.3996, 0.4133, 0.4283, 0.4433, 0.4559, 0.4670, 0.4901, 0.5494, 0.6431, 0.7397,
-     0.8094, 0.8515, 0.8825, 0.9077, 0.9273, 0.9427, 0.9547, 0.9642, 0.9717, 0.9776, 0.9822,
-     0.9859, 0.9888, 0.9911, 0.9929, 0.9944, 0.9956},  // zeta = 0.7
-    {0.4035, 0.4044, 0.4055, 0.4069, 0.4086, 0.4107, 0.4133, 0.4164, 0.4202, 0.4248, 0.4303,
-     0.4368, 0.4445, 0.4533, 0.4629, 0.4727, 0.4827, 0.4948, 0.5157, 0.5535, 0.6089, 0.6733,
-     0.7362, 0.7907, 0.8349, 0.8699, 0.8973, 0.9188, 0.9358, 0.9491, 0.9597, 0.9681, 0.9747,
-     0.9799, 0.9840, 0.9873, 0.9900, 0.9920, 0.9936},  // zeta = 1
-    {0.4520, 0.4525, 0.4531, 0.4539, 0.4549, 0.4561, 0.4575, 0.4593, 0.4615, 0.4642, 0.4674,
-     0.4713, 0.4759, 0.4812, 0.4873, 0.4942, 0.5025, 0.5135, 0.5293, 0.5521, 0.5833, 0.6227,
-     0.6683, 0.7171, 0.7652, 0.8096, 0.8477, 0.8791, 0.9041, 0.9240, 0.9397, 0.9522, 0.9621,
-     0.9699, 0.9761, 0.9810, 0.9849, 0.9880, 0.9905},  // zeta = 1.5
-    {0.4718, 0.4722, 0.4726, 0.4731, 0.4737, 0.4746, 0.4756, 0.4768, 0.4783, 0.4802, 0.4825,
-     0.4852, 0.4885, 0.4924, 0.4970, 0.5026, 0.5097, 0.5190, 0.5312, 0.5477, 0.5695, 0.5974,
-     0.6316, 0.6714, 0.7148, 0.7594, 0.8022, 0.8405, 0.8727, 0.8989, 0.9198, 0.9363, 0.9495,
-     0.9599, 0.9682, 0.9747, 0.9799, 0.9841, 0.9873},  // zeta = 2
-    {0.4865, 0.4867, 0.4870, 0.4873, 0.4877, 0.4882, 0.4888, 0.4896, 0.4905, 0.4917, 0.4936,
-     0.4955, 0.4977, 0.5003, 0.5036, 0.5077, 0.5130, 0.5196, 0.5281, 0.5390, 0.5529, 0.5707,
-     0.5931, 0.6206, 0.6534, 0.6909, 0.7317, 0.7736, 0.8138, 0.8498, 0.8801, 0.9047, 0.9243,
-     0.9399, 0.9523, 0.9621, 0.9699, 0.9761, 0.9810},  // zeta = 3
+static const mjtNum posw_theta[mjPOSW_NZETA][mjPOSW_NS] = {
+    // zeta = 0
+    {0.3100, 0.3200, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+    // zeta = 0.05
+    {0.2700, 0.8200, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+    // zeta = 0.1
+    {0.6300, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+    // zeta = 0.2
+    {0.9075, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+    // zeta = 0.3
+    {0.9750, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+    // zeta = 0.5
+    {1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+    // zeta = 0.7
+    {1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+    // zeta = 1
+    {1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+    // zeta = 1.5
+    {1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+    // zeta = 2
+    {1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+    // zeta = 3
+    {1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
 };
 
 
 
-// theta of the table at (h w_n)^2 = hw2 >= 0 and zeta >= 0, both finite: bilinear in
-// (log10(h w_n), zeta), clamped to the table (hw2 = 0: the first column)
+// theta of the table at (h w_n)^2 = hw2 >= 0 and zeta >= 0, both finite: mjPOSW_MIN below the
+// cap, bilinear in (s, zeta) from it on, clamped to the table
 static mjtNum posWeightTable(mjtNum hw2, mjtNum zeta) {
-  // column: log10(h w_n) = 0.5 log10(e) log((h w_n)^2) on the table's grid
-  mjtNum u = hw2 > 0 ? (0.21714724095162590 * mju_log(hw2) - mjPOSW_U0) / mjPOSW_DU : 0;
-  u = mjMAX(0, mjMIN(u, mjPOSW_NU - 1));
-  int i = mjMIN((int)u, mjPOSW_NU - 2);
+  zeta = mjMIN(zeta, posw_zeta[mjPOSW_NZETA - 1]);
+
+  // below stock's cap on the term alone
+  mjtNum cap = 2 * (zeta + mju_sqrt(zeta*zeta + 1));
+  if (!(hw2 > cap*cap)) {
+    return mjPOSW_MIN;
+  }
+
+  // column: s = log10(h w_n / cap) = 0.5 log10(e) log(hw2 / cap^2) on the table's grid
+  mjtNum u = mjMIN(0.21714724095162590 * mju_log(hw2 / (cap*cap)) / mjPOSW_DS, mjPOSW_NS - 1);
+  int i = mjMIN((int)u, mjPOSW_NS - 2);
   mjtNum fu = u - i;
 
   // row: zeta, searched from the top (stiff springs are often overdamped)
-  zeta = mjMAX(0, mjMIN(zeta, posw_zeta[mjPOSW_NZETA - 1]));
   int j = mjPOSW_NZETA - 2;
   while (j > 0 && zeta < posw_zeta[j]) {
     j--;
@@ -378,50 +364,44 @@ static mjtNum posWeightTable(mjtNum hw2, mjtNum zeta) {
 
 
 
-// inverse inertia m' M^-1 m of a moment row m whose nonzeros lie on the chain from dof `deep` to
-// the root (a transmission in scope), at the current configuration: w = L^-T m along the chain
-// with the factorization L'DL of M (qLD, as mj_solveLD), then the sum of w^2 / D. The chain's
-// entries are kept by depth in scratch (2*nv), so that each row of L is a contiguous update.
-static mjtNum chainInvWeight(const mjModel* m, const mjData* d, const mjtNum* moment, int deep,
-                             mjtNum* scratch) {
-  mjtNum* w = scratch;
-  mjtNum* dinv = scratch + m->nv;
-
-  // gather the chain, deepest first
-  int len = 0;
-  for (int i=deep; i>=0; i=m->dof_parentid[i]) {
-    w[len] = moment ? moment[i] : (i==deep);
-    dinv[len++] = d->qLDiagInv[i];
-  }
-
-  // w <- L^-T w: row i of L holds i's ancestors in chain order
-  int a = 0;
-  for (int i=deep; i>=0; i=m->dof_parentid[i], a++) {
-    mjtNum wa = w[a];
-    if (m->dof_simplenum[i] || wa==0) {
-      continue;
-    }
-    const mjtNum* L = d->qLD + m->dof_Madr[i] + 1;
-    for (int k=a+1; k<len; k++) {
-      w[k] -= L[k-a-1] * wa;
-    }
-  }
-
-  // w' D^-1 w
-  mjtNum invweight = 0;
-  for (int k=0; k<len; k++) {
-    invweight += w[k] * w[k] * dinv[k];
-  }
-  return invweight;
+void mjd_posWeightTable(int* nzeta, int* ns, mjtNum* ds, mjtNum* below,
+                        const mjtNum** zeta, const mjtNum** theta) {
+  *nzeta = mjPOSW_NZETA;
+  *ns = mjPOSW_NS;
+  *ds = mjPOSW_DS;
+  *below = mjPOSW_MIN;
+  *zeta = posw_zeta;
+  *theta = posw_theta[0];
 }
 
 
 
-// smallest weight with which a term of stiffness k > 0, damping c and inverse inertia invweight
-// keeps the table's stability margin, (1 - 2 theta) (h w_n)^2 <= (4 + 4 zeta h w_n)/2; at most
-// 1/2 and non-decreasing in invweight (-inf at 0, finite at inf)
-static mjtNum posWeightFloor(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight) {
-  return 0.5 - 1 / (h * h * k * invweight) - 0.5 * c / (h * k);
+// table weight of a term of stiffness k > 0 and damping c >= 0 at the model's inverse inertia
+// (invweight0, at qpos0: a model constant, as the constraint solver's regularization); 1
+// (backward Euler) where (h w_n)^2 or zeta is not finite or invweight0 not positive. cache (3
+// numbers, NULL for none): the (h w_n)^2, zeta and theta of the last lookup, looked up again only
+// when (h w_n)^2 or zeta change; the weight is the same with or without it
+static mjtNum posWeight(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight0, mjtNum* cache) {
+  mjtNum hw2 = h * h * k * invweight0;  // (h w_n)^2 at qpos0
+  mjtNum zeta = 0.5 * c * mju_sqrt(invweight0 / k);
+
+  // the same term as the last lookup (never a zeroed cache: hw2 > 0)
+  if (cache && hw2 > 0 && cache[0]==hw2 && cache[1]==zeta) {
+    return cache[2];
+  }
+
+  // not finite: backward Euler
+  if (!isfinite(hw2) || !isfinite(zeta) || !(invweight0 > 0)) {
+    return 1;
+  }
+
+  mjtNum theta = posWeightTable(hw2, zeta);
+  if (cache) {
+    cache[0] = hw2;
+    cache[1] = zeta;
+    cache[2] = theta;
+  }
+  return theta;
 }
 
 
@@ -440,60 +420,6 @@ static mjtNum armatureBound(const mjModel* m, const mjtNum* moment, const int* j
     bound += mom * mom / m->dof_armature[dof];
   }
   return bound;
-}
-
-
-
-// table weight of a term of stiffness k > 0 and damping c >= 0 at the model's inverse inertia
-// (invweight0, at qpos0: a model constant, as the constraint solver's regularization); 1
-// (backward Euler) where (h w_n)^2 or zeta is not finite or invweight0 not positive (an
-// underflow of (h w_n)^2 to 0 reads the table's first column). *ratio: the stability floor
-// (posWeightFloor) exceeds theta where the current inverse inertia exceeds ratio * invweight0.
-// cache (4 numbers, NULL for none): the (h w_n)^2, zeta, theta and ratio of the last lookup, found
-// again only when (h w_n)^2 or zeta change; the weight is the same with or without it
-static mjtNum posWeight(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight0, mjtNum* cache,
-                        mjtNum* ratio) {
-  mjtNum hw2 = h * h * k * invweight0;  // (h w_n)^2 at qpos0
-  mjtNum zeta = 0.5 * c * mju_sqrt(invweight0 / k);
-
-  // the same term as the last lookup (never a zeroed cache: hw2 > 0)
-  if (cache && hw2 > 0 && cache[0]==hw2 && cache[1]==zeta) {
-    *ratio = cache[3];
-    return cache[2];
-  }
-
-  // not finite: backward Euler, above every floor
-  if (!isfinite(hw2) || !isfinite(zeta) || !(invweight0 > 0)) {
-    *ratio = INFINITY;
-    return 1;
-  }
-
-  // the table, and the ratio: floor > theta iff 1 / (hw2 ratio) < 1/2 - theta - zeta / h w_n
-  mjtNum theta = posWeightTable(hw2, zeta);
-  mjtNum margin = 0.5 - theta - zeta / mju_sqrt(hw2);
-  *ratio = margin > 0 ? 1 / (hw2 * margin) : INFINITY;
-  if (cache) {
-    cache[0] = hw2;
-    cache[1] = zeta;
-    cache[2] = theta;
-    cache[3] = *ratio;
-  }
-  return theta;
-}
-
-
-
-// weight of a term: its table weight theta (posWeight), raised to the floor at the current
-// configuration where the bound on its inverse inertia exceeds ratio * invweight0; the current
-// inverse inertia (chain of dof `deep`, moment NULL for a unit moment on it) is computed only then
-static mjtNum termWeight(const mjModel* m, const mjData* d, mjtNum theta, mjtNum ratio,
-                         mjtNum k, mjtNum c, mjtNum invweight0, mjtNum bound,
-                         const mjtNum* moment, int deep, mjtNum* scratch) {
-  if (bound > ratio * invweight0) {
-    mjtNum invweight = chainInvWeight(m, d, moment, deep, scratch);
-    theta = mjMAX(theta, posWeightFloor(m->opt.timestep, k, c, invweight));
-  }
-  return theta;
 }
 
 
@@ -520,27 +446,6 @@ int mjd_actuatorSlopes(const mjModel* m, const mjData* d, int i, mjtNum slope[2]
   slope[0] = actuatorSlope(m, d, i, &affine, &bad);
   slope[1] = affine ? -actuatorDamping(m, d, i, &bad) : 0;
   return affine;
-}
-
-
-
-// weight of the term of actuator i on a fixed tendon: actuator-space stiffness -slope and
-// damping, inverse inertia m' M^-1 m along the tendon's chain (invweight0 through the gear)
-static mjtNum tendonWeight(const mjModel* m, const mjData* d, int i, mjtNum slope, int* bad,
-                           mjtNum* scratch) {
-  const mjtNum* moment = d->actuator_moment + i*m->nv;
-  int id = m->actuator_trnid[2*i];
-  int adr = m->tendon_adr[id], num = m->tendon_num[id];
-  int deep = -1;
-  for (int a=adr; a<adr+num; a++) {
-    deep = mjMAX(deep, m->jnt_dofadr[m->wrap_objid[a]]);
-  }
-  mjtNum gear = m->actuator_gear[6*i];
-  mjtNum k = -slope, c = mjMAX(actuatorDamping(m, d, i, bad), 0);
-  mjtNum invweight0 = gear * gear * m->tendon_invweight0[id], ratio = 0;
-  mjtNum theta = posWeight(m->opt.timestep, k, c, invweight0, NULL, &ratio);
-  return termWeight(m, d, theta, ratio, k, c, invweight0,
-                    armatureBound(m, moment, m->wrap_objid + adr, num), moment, deep, scratch);
 }
 
 
@@ -587,25 +492,206 @@ static int dofTerms(const mjModel* m, const mjData* d, int* bad, mjtNum* slope, 
 
 
 
-// weight of the terms on each dof alone (kdof, cdof: dofTerms), 1 where there are none; cache: 4
-// numbers per dof (posWeight), NULL for none; scratch: 2*nv
-static void dofWeights(const mjModel* m, const mjData* d, const mjtNum* kdof, const mjtNum* cdof,
-                       mjtNum* cache, mjtNum* weight, mjtNum* scratch) {
+// address in qM (and qLD) of element (r, c) of M, c = r or an ancestor of r
+static int mAdr(const mjModel* m, int r, int c) {
+  int adr = m->dof_Madr[r];
+  for (int i=r; i>c; i=m->dof_parentid[i]) {
+    adr++;
+  }
+  return adr;
+}
+
+
+
+// 1 if the matrix S with the sparsity and layout of qM is positive definite: its L'DL
+// factorization (in place, as mj_factorI) has only positive pivots
+static int posDefinite(const mjModel* m, mjtNum* S) {
+  for (int k=m->nv-1; k>=0; k--) {
+    int adr_kk = m->dof_Madr[k];
+    if (!(S[adr_kk] > 0)) {
+      return 0;
+    }
+
+    // S(i,j) -= S(k,j) S(k,i) / S(k,k) over the ancestors i of k and theirs, j
+    int adr_ki = adr_kk + 1;
+    for (int i=m->dof_parentid[k]; i>=0; i=m->dof_parentid[i], adr_ki++) {
+      mjtNum tmp = S[adr_ki] / S[adr_kk];
+      int cnt = (i < m->nv-1 ? m->dof_Madr[i+1] : m->nM) - m->dof_Madr[i];
+      mju_addToScl(S + m->dof_Madr[i], S + adr_ki, -tmp, cnt);
+      S[adr_ki] = tmp;
+    }
+  }
+  return 1;
+}
+
+
+
+// the risk r = h^2 k (1 - 2 theta) - 2 h c of a term of stiffness k, damping c and weight theta:
+// the term adds -r m m' to the energy matrix of posWeightsStable, harmful where r > 0
+static mjtNum termRisk(mjtNum h, mjtNum k, mjtNum c, mjtNum theta) {
+  return h * h * k * (1 - 2 * theta) - 2 * h * c;
+}
+
+
+
+// Stability of the weighted step at the current configuration. Linearised at fixed M, with D the
+// damping and K_j = k_j m_j m_j' the terms of K weighted by theta_j, the step keeps the energy
+// 1/2 v'(M + h/2 D' - h^2/4 K) v + 1/8 q' K q (q the sum of two successive positions,
+// D' = D + h sum theta_j K_j) from growing, and it is a norm, while 4M + 2hD - h^2 sum
+// (1 - 2 theta_j) K_j is positive definite. With the risk r_j of each term (termRisk), the
+// sufficient condition tested is 4 (1 - margin) M - sum_{r_j > 0} r_j m_j m_j' > 0 (every other
+// term of D and K only helps): first with the armature bound of m_j' M^-1 m_j (no
+// factorization), then by an L'DL factorization on M's sparsity (scratch: nM). For one term it is
+// stock's own cap at the weight theta. Terms: kdof, cdof, wdof (nv) on one dof each; the
+// fixed-tendon servos i with slope[i] < 0, their damping cten[i] and weight wten[i].
+static int posWeightsStable(const mjModel* m, const mjData* d, mjtNum margin,
+                            const mjtNum* kdof, const mjtNum* cdof, const mjtNum* wdof,
+                            const mjtNum* slope, const mjtNum* cten, const mjtNum* wten,
+                            mjtNum* scratch) {
   int nv = m->nv;
+  mjtNum h = m->opt.timestep, bound = 0;
+  int risky = 0;
+
+  // terms with positive risk, and the armature bound of sum r_j m_j' M^-1 m_j
   for (int dof=0; dof<nv; dof++) {
-    if (!(kdof[dof] > 0)) {
-      weight[dof] = 1;
+    mjtNum r = kdof[dof] > 0 ? termRisk(h, kdof[dof], cdof[dof], wdof[dof]) : 0;
+    if (r > 0) {
+      int jnt = m->dof_jntid[dof];
+      bound += r * armatureBound(m, NULL, &jnt, 1);
+      risky = 1;
+    }
+  }
+  for (int i=0; i<m->nu; i++) {
+    mjtNum r = slope[i] < 0 && m->actuator_trntype[i]==mjTRN_TENDON ?
+               termRisk(h, -slope[i], cten[i], wten[i]) : 0;
+    if (r > 0) {
+      int adr = m->tendon_adr[m->actuator_trnid[2*i]];
+      int num = m->tendon_num[m->actuator_trnid[2*i]];
+      bound += r * armatureBound(m, d->actuator_moment + i*nv, m->wrap_objid + adr, num);
+      risky = 1;
+    }
+  }
+  if (!risky || bound < 4 * (1 - margin)) {
+    return 1;
+  }
+
+  // S = 4 (1 - margin) M - sum r_j m_j m_j', on the sparsity of M
+  mjtNum* S = scratch;
+  mju_scl(S, d->qM, 4 * (1 - margin), m->nM);
+  for (int dof=0; dof<nv; dof++) {
+    mjtNum r = kdof[dof] > 0 ? termRisk(h, kdof[dof], cdof[dof], wdof[dof]) : 0;
+    if (r > 0) {
+      S[m->dof_Madr[dof]] -= r;
+    }
+  }
+  for (int i=0; i<m->nu; i++) {
+    mjtNum r = slope[i] < 0 && m->actuator_trntype[i]==mjTRN_TENDON ?
+               termRisk(h, -slope[i], cten[i], wten[i]) : 0;
+    if (r <= 0) {
       continue;
     }
 
-    // table weight, then the floor where the armature bound leaves it in question
-    int jnt = m->dof_jntid[dof];
-    mjtNum k = kdof[dof], c = mjMAX(cdof[dof], 0), invweight0 = m->dof_invweight0[dof];
-    mjtNum ratio = 0;  // set by posWeight; 0 would only check the floor every time
-    mjtNum theta = posWeight(m->opt.timestep, k, c, invweight0, cache ? cache+4*dof : NULL, &ratio);
-    weight[dof] = termWeight(m, d, theta, ratio, k, c, invweight0,
-                             armatureBound(m, NULL, &jnt, 1), NULL, dof, scratch);
+    // a fixed tendon along one chain: each pair once, in the row of the deeper dof
+    const mjtNum* moment = d->actuator_moment + i*nv;
+    int id = m->actuator_trnid[2*i];
+    int adr = m->tendon_adr[id], num = m->tendon_num[id];
+    for (int a=adr; a<adr+num; a++) {
+      int da = m->jnt_dofadr[m->wrap_objid[a]];
+      for (int b=adr; b<adr+num; b++) {
+        int db = m->jnt_dofadr[m->wrap_objid[b]];
+        if (db <= da) {
+          S[mAdr(m, da, db)] -= r * moment[da] * moment[db];
+        }
+      }
+    }
   }
+  return posDefinite(m, S);
+}
+
+
+
+// the weights raised by the fraction a toward backward Euler, theta0 + a (1 - theta0), for the
+// terms whose risk at theta0 is positive; the other terms keep theta0
+static void raiseWeights(const mjModel* m, mjtNum a, const mjtNum* kdof, const mjtNum* cdof,
+                         const mjtNum* wdof0, const mjtNum* slope, const mjtNum* cten,
+                         const mjtNum* wten0, mjtNum* wdof, mjtNum* wten) {
+  mjtNum h = m->opt.timestep;
+  for (int dof=0; dof<m->nv; dof++) {
+    int risky = kdof[dof] > 0 && termRisk(h, kdof[dof], cdof[dof], wdof0[dof]) > 0;
+    wdof[dof] = risky ? wdof0[dof] + a * (1 - wdof0[dof]) : wdof0[dof];
+  }
+  for (int i=0; i<m->nu; i++) {
+    int risky = slope[i] < 0 && m->actuator_trntype[i]==mjTRN_TENDON &&
+                termRisk(h, -slope[i], cten[i], wten0[i]) > 0;
+    wten[i] = risky ? wten0[i] + a * (1 - wten0[i]) : wten0[i];
+  }
+}
+
+
+
+// weights of every term under mjENBL_POSWEIGHT: each term's from the table at the model's
+// inverse weights (posWeight), the terms on one dof with their table lookup cached in cache (3
+// per dof, NULL for none). Where the weighted step fails the stability gate (posWeightsStable
+// with margin mjPOSW_GATE: the coupled terms are at or beyond stock's cap together), the weights
+// of the terms with a positive risk are raised together toward backward Euler, theta + a (1 -
+// theta), by the least a on a grid of 1/mjPOSW_RAISE that passes the gate with the margin
+// mjPOSW_RAISED (a bisection; a = 1 makes every risk negative). Terms: kdof, cdof from dofTerms,
+// slope of every actuator; out: wdof (nv, 1 where no term), wten (nu, the fixed-tendon servos'
+// weights, 1 for any other actuator); scratch: 2*nu + nv + nM
+#define mjPOSW_GATE 1e-3     // margin of the gate: stock's cap
+#define mjPOSW_RAISED 0.5    // margin of the raised weights: half of stock's cap
+#define mjPOSW_RAISE 64      // grid of the raise
+static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mjtNum* slope,
+                       int* bad, mjtNum* cache, mjtNum* wdof, mjtNum* wten, mjtNum* scratch) {
+  int nv = m->nv, nu = m->nu;
+  mjtNum h = m->opt.timestep;
+  const mjtNum* cdof = kdof + nv;
+  mjtNum* cten = scratch;
+  mjtNum* wdof0 = scratch + nu;
+  mjtNum* wten0 = wdof0 + nv;
+  mjtNum* S = wten0 + nu;
+
+  // terms on one dof: damping clamped at 0, as the table's zeta
+  for (int dof=0; dof<nv; dof++) {
+    wdof[dof] = 1;
+    if (kdof[dof] > 0) {
+      mjtNum* c = cache ? cache + 3*dof : NULL;
+      wdof[dof] = posWeight(h, kdof[dof], mjMAX(cdof[dof], 0), m->dof_invweight0[dof], c);
+    }
+  }
+
+  // fixed-tendon servos: actuator-space stiffness and damping, inverse weight through the gear
+  for (int i=0; i<nu; i++) {
+    wten[i] = 1;
+    cten[i] = 0;
+    if (slope[i] < 0 && m->actuator_trntype[i]==mjTRN_TENDON) {
+      mjtNum gear = m->actuator_gear[6*i];
+      mjtNum invweight0 = gear * gear * m->tendon_invweight0[m->actuator_trnid[2*i]];
+      cten[i] = mjMAX(actuatorDamping(m, d, i, bad), 0);
+      wten[i] = posWeight(h, -slope[i], cten[i], invweight0, NULL);
+    }
+  }
+
+  // the stability gate
+  if (posWeightsStable(m, d, mjPOSW_GATE, kdof, cdof, wdof, slope, cten, wten, S)) {
+    return;
+  }
+
+  // raise the terms at risk: the least a = hi / mjPOSW_RAISE that passes (hi = mjPOSW_RAISE does)
+  mju_copy(wdof0, wdof, nv);
+  mju_copy(wten0, wten, nu);
+  int lo = 0, hi = mjPOSW_RAISE;
+  while (hi - lo > 1) {
+    int mid = (lo + hi) / 2;
+    raiseWeights(m, (mjtNum)mid / mjPOSW_RAISE, kdof, cdof, wdof0, slope, cten, wten0,
+                 wdof, wten);
+    if (posWeightsStable(m, d, mjPOSW_RAISED, kdof, cdof, wdof, slope, cten, wten, S)) {
+      hi = mid;
+    } else {
+      lo = mid;
+    }
+  }
+  raiseWeights(m, (mjtNum)hi / mjPOSW_RAISE, kdof, cdof, wdof0, slope, cten, wten0, wdof, wten);
 }
 
 
@@ -613,33 +699,25 @@ static void dofWeights(const mjModel* m, const mjData* d, const mjtNum* kdof, co
 // accuracy weight under mjENBL_POSWEIGHT of the term of actuator id (objtype mjOBJ_ACTUATOR) or
 // of the dof of scalar joint id (mjOBJ_JOINT); 1 for a term outside the scope of K
 mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
-  int nv = m->nv;
+  int nv = m->nv, nu = m->nu, bad = -1;
   mjtNum weight = 1;
   mjMARKSTACK;
-  mjtNum* scratch = mj_stackAlloc(d, 2*nv);
+  mjtNum* slope = mj_stackAlloc(d, nu);
+  mjtNum* kdof = mj_stackAlloc(d, 3*nv);     // kdof, cdof (dofTerms), wdof
+  mjtNum* wten = mj_stackAlloc(d, nu);
+  mjtNum* scratch = mj_stackAlloc(d, 2*nu + nv + m->nM);
+  dofTerms(m, d, &bad, slope, kdof);
+  posWeights(m, d, kdof, slope, &bad, NULL, kdof + 2*nv, wten, scratch);
 
-  // the dof whose term is asked for, if it is a term on one dof
-  int dof = -1, bad = -1;
-  if (objtype==mjOBJ_ACTUATOR && id>=0 && id<m->nu) {
-    mjtNum slope;
-    if (actuatorRestoring(m, d, id, &slope, &bad)) {
-      if (m->actuator_trntype[id]==mjTRN_TENDON) {
-        weight = tendonWeight(m, d, id, slope, &bad, scratch);
-      } else {
-        dof = m->jnt_dofadr[m->actuator_trnid[2*id]];
-      }
+  // the term's weight: a fixed-tendon servo's own, or its dof's
+  if (objtype==mjOBJ_ACTUATOR && id>=0 && id<nu && slope[id] < 0) {
+    if (m->actuator_trntype[id]==mjTRN_TENDON) {
+      weight = wten[id];
+    } else {
+      weight = kdof[2*nv + m->jnt_dofadr[m->actuator_trnid[2*id]]];
     }
   } else if (objtype==mjOBJ_JOINT && id>=0 && id<m->njnt && isScalar(m, id)) {
-    dof = m->jnt_dofadr[id];
-  }
-
-  // a term on one dof: all of that dof's
-  if (dof>=0) {
-    mjtNum* slope = mj_stackAlloc(d, m->nu);
-    mjtNum* terms = mj_stackAlloc(d, 3*nv);  // kdof, cdof, dofweight
-    dofTerms(m, d, &bad, slope, terms);
-    dofWeights(m, d, terms, terms + nv, NULL, terms + 2*nv, scratch);
-    weight = terms[2*nv + dof];
+    weight = kdof[2*nv + m->jnt_dofadr[id]];
   }
 
   mjFREESTACK;
@@ -651,16 +729,14 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
 //------------------------------ position derivatives ----------------------------------------------
 
 // add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec for K = -d qfrc_actuator / dq;
-// slope: dofTerms, NULL to find each here; weighted (mjENBL_POSWEIGHT): each fixed-tendon
-// servo is weighted on its own, and the servos on one joint are left to mjd_dof_pos
-static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes, int weighted,
-                             int* bad, mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
+// slopes: dofTerms, NULL to find each here; wten (mjENBL_POSWEIGHT, NULL for none): the weight
+// of each fixed-tendon servo (posWeights), with which the servos on one joint are left to
+// mjd_dof_pos, which weighs them together with their dof's spring
+static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
+                             const mjtNum* wten, int* bad, mjtNum* matD, mjtNum sclK,
+                             mjtNum* vec, mjtNum sclKv) {
   int nv = m->nv;
   const mjtNum* qvel = d->qvel;
-
-  // weighted: scratch for the tendon servos' weights
-  mjMARKSTACK;
-  mjtNum* scratch = weighted ? mj_stackAlloc(d, 2*nv) : NULL;
 
   // K += -slope * moment' * moment
   for (int i=0; i<m->nu; i++) {
@@ -679,7 +755,7 @@ static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes, 
 
     // joint transmission: one diagonal element
     if (m->actuator_trntype[i]!=mjTRN_TENDON) {
-      if (weighted) {
+      if (wten) {
         continue;
       }
       int dof = m->jnt_dofadr[id];
@@ -694,8 +770,8 @@ static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes, 
     }
 
     // accuracy weight: scales the term in the matrix and the shift alike
-    if (weighted) {
-      slope *= tendonWeight(m, d, i, slope, bad, scratch);
+    if (wten) {
+      slope *= wten[i];
     }
 
     // fixed tendon: moment velocity, over the tendon's joints (each listed once, in scope)
@@ -721,8 +797,6 @@ static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes, 
       }
     }
   }
-
-  mjFREESTACK;
 }
 
 
@@ -750,7 +824,7 @@ static void mjd_passive_pos(const mjModel* m, const mjData* d,
 
 // add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec for the terms of K on one dof alone
 // under mjENBL_POSWEIGHT: its joint servos and its spring, summed in kdof (dofTerms) and weighted
-// together by weight (dofWeights), one diagonal element per dof
+// together by weight (posWeights), one diagonal element per dof
 static void mjd_dof_pos(const mjModel* m, const mjData* d, const mjtNum* kdof,
                         const mjtNum* weight, mjtNum* matD, mjtNum sclK, mjtNum* vec,
                         mjtNum sclKv) {
@@ -779,24 +853,24 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
 
   // unweighted: by force class
   if (!mjENABLED(mjENBL_POSWEIGHT)) {
-    mjd_actuator_pos(m, d, NULL, 0, &bad, matD, sclK, vec, sclKv);
+    mjd_actuator_pos(m, d, NULL, NULL, &bad, matD, sclK, vec, sclKv);
     mjd_passive_pos(m, d, matD, sclK, vec, sclKv);
     return;
   }
 
-  // weighted: the slopes found once, the terms on each dof with one weight (its table value
-  // cached in d->qposweight), then each fixed-tendon servo with its own
-  int nv = m->nv;
+  // weighted: the slopes found once, the terms on each dof summed, every term's weight (the
+  // table's, cached per dof in d->qposweight, then the stability gate), each term added
+  int nv = m->nv, nu = m->nu;
   mjMARKSTACK;
-  mjtNum* slope = mj_stackAlloc(d, m->nu + 5*nv);
-  mjtNum* kdof = slope + m->nu;       // kdof, cdof (dofTerms)
-  mjtNum* weight = kdof + 2*nv;
-  mjtNum* scratch = weight + nv;      // 2*nv for dofWeights
+  mjtNum* slope = mj_stackAlloc(d, nu);
+  mjtNum* kdof = mj_stackAlloc(d, 3*nv);     // kdof, cdof (dofTerms), wdof
+  mjtNum* wten = mj_stackAlloc(d, nu);
+  mjtNum* scratch = mj_stackAlloc(d, 2*nu + nv + m->nM);
   int ntendon = dofTerms(m, d, &bad, slope, kdof);
-  dofWeights(m, d, kdof, kdof + nv, d->qposweight, weight, scratch);
-  mjd_dof_pos(m, d, kdof, weight, matD, sclK, vec, sclKv);
+  posWeights(m, d, kdof, slope, &bad, d->qposweight, kdof + 2*nv, wten, scratch);
+  mjd_dof_pos(m, d, kdof, kdof + 2*nv, matD, sclK, vec, sclKv);
   if (ntendon) {
-    mjd_actuator_pos(m, d, slope, 1, &bad, matD, sclK, vec, sclKv);
+    mjd_actuator_pos(m, d, slope, wten, &bad, matD, sclK, vec, sclKv);
   }
   mjFREESTACK;
 }

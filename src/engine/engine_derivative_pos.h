@@ -80,9 +80,16 @@ MJAPI int mjd_actuatorSlopes(const mjModel* m, const mjData* d, int i, mjtNum sl
 // and its spring, with the joint's damping (a joint servo has its dof's weight). theta is read
 // from a table at the term's natural frequency and damping ratio with the model's inverse weights
 // at qpos0 (dof_invweight0, tendon_invweight0; call mj_setConst after changing masses), then
-// raised to the stability floor at the current configuration (needs mj_forward: qLD,
-// actuator_moment). Whether the flag is set does not matter: this is the weight it would apply.
+// raised where the weighted step fails its stability gate at the current configuration (needs
+// mj_forward: qM, actuator_moment). Whether the flag is set does not matter: this is the weight
+// it would apply.
 MJAPI mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id);
+
+// The table of mjd_posWeight, for tests: *nzeta rows at zeta[j], *ns columns at s = i * *ds,
+// where s = log10(h w_n / cap) and cap = 2 (zeta + sqrt(zeta^2 + 1)) is stock's stability cap on
+// one term; theta[j * *ns + i] the weight there, *below the weight at and below the cap.
+MJAPI void mjd_posWeightTable(int* nzeta, int* ns, mjtNum* ds, mjtNum* below,
+                              const mjtNum** zeta, const mjtNum** theta);
 
 #ifdef __cplusplus
 }
