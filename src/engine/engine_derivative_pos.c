@@ -506,18 +506,23 @@ static int mAdr(const mjModel* m, int r, int c) {
 // 1 if the matrix S with the sparsity and layout of qM is positive definite: its L'DL
 // factorization (in place, as mj_factorI) has only positive pivots
 static int posDefinite(const mjModel* m, mjtNum* S) {
+  const int* Madr = m->dof_Madr;
+  const int* parent = m->dof_parentid;
   for (int k=m->nv-1; k>=0; k--) {
-    int adr_kk = m->dof_Madr[k];
-    if (!(S[adr_kk] > 0)) {
+    mjtNum pivot = S[Madr[k]];
+    if (!(pivot > 0)) {
       return 0;
     }
 
-    // S(i,j) -= S(k,j) S(k,i) / S(k,k) over the ancestors i of k and theirs, j
-    int adr_ki = adr_kk + 1;
-    for (int i=m->dof_parentid[k]; i>=0; i=m->dof_parentid[i], adr_ki++) {
-      mjtNum tmp = S[adr_ki] / S[adr_kk];
-      int cnt = (i < m->nv-1 ? m->dof_Madr[i+1] : m->nM) - m->dof_Madr[i];
-      mju_addToScl(S + m->dof_Madr[i], S + adr_ki, -tmp, cnt);
+    // S(i,j) -= S(k,i) S(k,j) / S(k,k) for i, j ancestors of k (j of i); S(k,i) /= S(k,k)
+    int adr_ki = Madr[k] + 1;
+    for (int i=parent[k]; i>=0; i=parent[i], adr_ki++) {
+      mjtNum tmp = S[adr_ki] / pivot;
+      mjtNum* row = S + Madr[i];
+      const mjtNum* src = S + adr_ki;
+      for (int j=i, c=0; j>=0; j=parent[j], c++) {
+        row[c] -= tmp * src[c];
+      }
       S[adr_ki] = tmp;
     }
   }
@@ -526,8 +531,8 @@ static int posDefinite(const mjModel* m, mjtNum* S) {
 
 
 
-// the risk r = h^2 k (1 - 2 theta) - 2 h c of a term of stiffness k, damping c and weight theta:
-// the term adds -r m m' to the energy matrix of posWeightsStable, harmful where r > 0
+// the risk r = h^2 k (1 - 2 theta) - 2 h c of a term of stiffness k, damping c and weight theta,
+// the coefficient of -m m' that the term adds to the matrix of posWeightsGate
 static mjtNum termRisk(mjtNum h, mjtNum k, mjtNum c, mjtNum theta) {
   return h * h * k * (1 - 2 * theta) - 2 * h * c;
 }
@@ -538,40 +543,32 @@ static mjtNum termRisk(mjtNum h, mjtNum k, mjtNum c, mjtNum theta) {
 // damping and K_j = k_j m_j m_j' the terms of K weighted by theta_j, the step keeps the energy
 // 1/2 v'(M + h/2 D' - h^2/4 K) v + 1/8 q' K q (q the sum of two successive positions,
 // D' = D + h sum theta_j K_j) from growing, and it is a norm, while 4M + 2hD - h^2 sum
-// (1 - 2 theta_j) K_j is positive definite. With the risk r_j of each term (termRisk), the
-// sufficient condition tested is 4 (1 - margin) M - sum_{r_j > 0} r_j m_j m_j' > 0 (every other
-// term of D and K only helps): first with the armature bound of m_j' M^-1 m_j (no
+// (1 - 2 theta_j) K_j is positive definite. With the risks r_j of the terms (termRisk; rdof for
+// the terms on one dof, unit rows; rten for the fixed-tendon servos, their moment rows; 0 for
+// none), the sufficient condition tested is 4 (1 - margin) M - sum_{r_j > 0} r_j m_j m_j' > 0
+// (every other term of D and K only helps): first with the armature bound of m_j' M^-1 m_j (no
 // factorization), then by an L'DL factorization on M's sparsity (scratch: nM). For one term it is
-// stock's own cap at the weight theta. Terms: kdof, cdof, wdof (nv) on one dof each; the
-// fixed-tendon servos i with slope[i] < 0, their damping cten[i] and weight wten[i].
-static int posWeightsStable(const mjModel* m, const mjData* d, mjtNum margin,
-                            const mjtNum* kdof, const mjtNum* cdof, const mjtNum* wdof,
-                            const mjtNum* slope, const mjtNum* cten, const mjtNum* wten,
-                            mjtNum* scratch) {
+// stock's own cap at the weight theta.
+static int posWeightsGate(const mjModel* m, const mjData* d, mjtNum margin, const mjtNum* rdof,
+                          const mjtNum* rten, mjtNum* scratch) {
   int nv = m->nv;
-  mjtNum h = m->opt.timestep, bound = 0;
-  int risky = 0;
 
-  // terms with positive risk, and the armature bound of sum r_j m_j' M^-1 m_j
-  for (int dof=0; dof<nv; dof++) {
-    mjtNum r = kdof[dof] > 0 ? termRisk(h, kdof[dof], cdof[dof], wdof[dof]) : 0;
-    if (r > 0) {
+  // the armature bound of sum r_j m_j' M^-1 m_j
+  mjtNum bound = 0;
+  for (int dof=0; dof<nv && bound < 4; dof++) {
+    if (rdof[dof] > 0) {
       int jnt = m->dof_jntid[dof];
-      bound += r * armatureBound(m, NULL, &jnt, 1);
-      risky = 1;
+      bound += rdof[dof] * armatureBound(m, NULL, &jnt, 1);
     }
   }
-  for (int i=0; i<m->nu; i++) {
-    mjtNum r = slope[i] < 0 && m->actuator_trntype[i]==mjTRN_TENDON ?
-               termRisk(h, -slope[i], cten[i], wten[i]) : 0;
-    if (r > 0) {
-      int adr = m->tendon_adr[m->actuator_trnid[2*i]];
-      int num = m->tendon_num[m->actuator_trnid[2*i]];
-      bound += r * armatureBound(m, d->actuator_moment + i*nv, m->wrap_objid + adr, num);
-      risky = 1;
+  for (int i=0; i<m->nu && bound < 4; i++) {
+    if (rten[i] > 0) {
+      int id = m->actuator_trnid[2*i];
+      bound += rten[i] * armatureBound(m, d->actuator_moment + i*nv,
+                                       m->wrap_objid + m->tendon_adr[id], m->tendon_num[id]);
     }
   }
-  if (!risky || bound < 4 * (1 - margin)) {
+  if (bound < 4 * (1 - margin)) {
     return 1;
   }
 
@@ -579,15 +576,12 @@ static int posWeightsStable(const mjModel* m, const mjData* d, mjtNum margin,
   mjtNum* S = scratch;
   mju_scl(S, d->qM, 4 * (1 - margin), m->nM);
   for (int dof=0; dof<nv; dof++) {
-    mjtNum r = kdof[dof] > 0 ? termRisk(h, kdof[dof], cdof[dof], wdof[dof]) : 0;
-    if (r > 0) {
-      S[m->dof_Madr[dof]] -= r;
+    if (rdof[dof] > 0) {
+      S[m->dof_Madr[dof]] -= rdof[dof];
     }
   }
   for (int i=0; i<m->nu; i++) {
-    mjtNum r = slope[i] < 0 && m->actuator_trntype[i]==mjTRN_TENDON ?
-               termRisk(h, -slope[i], cten[i], wten[i]) : 0;
-    if (r <= 0) {
+    if (rten[i] <= 0) {
       continue;
     }
 
@@ -600,7 +594,7 @@ static int posWeightsStable(const mjModel* m, const mjData* d, mjtNum margin,
       for (int b=adr; b<adr+num; b++) {
         int db = m->jnt_dofadr[m->wrap_objid[b]];
         if (db <= da) {
-          S[mAdr(m, da, db)] -= r * moment[da] * moment[db];
+          S[mAdr(m, da, db)] -= rten[i] * moment[da] * moment[db];
         }
       }
     }
@@ -610,34 +604,16 @@ static int posWeightsStable(const mjModel* m, const mjData* d, mjtNum margin,
 
 
 
-// the weights raised by the fraction a toward backward Euler, theta0 + a (1 - theta0), for the
-// terms whose risk at theta0 is positive; the other terms keep theta0
-static void raiseWeights(const mjModel* m, mjtNum a, const mjtNum* kdof, const mjtNum* cdof,
-                         const mjtNum* wdof0, const mjtNum* slope, const mjtNum* cten,
-                         const mjtNum* wten0, mjtNum* wdof, mjtNum* wten) {
-  mjtNum h = m->opt.timestep;
-  for (int dof=0; dof<m->nv; dof++) {
-    int risky = kdof[dof] > 0 && termRisk(h, kdof[dof], cdof[dof], wdof0[dof]) > 0;
-    wdof[dof] = risky ? wdof0[dof] + a * (1 - wdof0[dof]) : wdof0[dof];
-  }
-  for (int i=0; i<m->nu; i++) {
-    int risky = slope[i] < 0 && m->actuator_trntype[i]==mjTRN_TENDON &&
-                termRisk(h, -slope[i], cten[i], wten0[i]) > 0;
-    wten[i] = risky ? wten0[i] + a * (1 - wten0[i]) : wten0[i];
-  }
-}
-
-
-
 // weights of every term under mjENBL_POSWEIGHT: each term's from the table at the model's
 // inverse weights (posWeight), the terms on one dof with their table lookup cached in cache (3
-// per dof, NULL for none). Where the weighted step fails the stability gate (posWeightsStable
-// with margin mjPOSW_GATE: the coupled terms are at or beyond stock's cap together), the weights
-// of the terms with a positive risk are raised together toward backward Euler, theta + a (1 -
-// theta), by the least a on a grid of 1/mjPOSW_RAISE that passes the gate with the margin
-// mjPOSW_RAISED (a bisection; a = 1 makes every risk negative). Terms: kdof, cdof from dofTerms,
-// slope of every actuator; out: wdof (nv, 1 where no term), wten (nu, the fixed-tendon servos'
-// weights, 1 for any other actuator); scratch: 2*nu + nv + nM
+// per dof, NULL for none). Where the weighted step fails the stability gate (posWeightsGate with
+// margin mjPOSW_GATE: the coupled terms are at or beyond stock's cap together), the weights of the
+// terms with a positive risk are raised together toward backward Euler, theta + a (1 - theta), by
+// the least a on a grid of 1/mjPOSW_RAISE that passes the gate with the margin mjPOSW_RAISED (a
+// bisection; a = 1 makes every risk negative). Dampings are clamped at 0, as the table's zeta
+// (negative damping is outside what the gate covers). Terms: kdof, cdof from dofTerms, slope of
+// every actuator; out: wdof (nv, 1 where no term), wten (nu, the fixed-tendon servos' weights, 1
+// for any other actuator); scratch: 2*nv + 3*nu + nM
 #define mjPOSW_GATE 1e-3     // margin of the gate: stock's cap
 #define mjPOSW_RAISED 0.5    // margin of the raised weights: half of stock's cap
 #define mjPOSW_RAISE 64      // grid of the raise
@@ -647,51 +623,73 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
   mjtNum h = m->opt.timestep;
   const mjtNum* cdof = kdof + nv;
   mjtNum* cten = scratch;
-  mjtNum* wdof0 = scratch + nu;
-  mjtNum* wten0 = wdof0 + nv;
-  mjtNum* S = wten0 + nu;
+  mjtNum* rdof = cten + nu;        // risks at the table's weights
+  mjtNum* rten = rdof + nv;
+  mjtNum* rdofa = rten + nu;       // risks at the raised weights
+  mjtNum* rtena = rdofa + nv;
+  mjtNum* S = rtena + nu;
 
-  // terms on one dof: damping clamped at 0, as the table's zeta
+  // terms on one dof, and their risks
+  int risky = 0;
   for (int dof=0; dof<nv; dof++) {
     wdof[dof] = 1;
+    rdof[dof] = 0;
     if (kdof[dof] > 0) {
-      mjtNum* c = cache ? cache + 3*dof : NULL;
-      wdof[dof] = posWeight(h, kdof[dof], mjMAX(cdof[dof], 0), m->dof_invweight0[dof], c);
+      mjtNum c = mjMAX(cdof[dof], 0);
+      wdof[dof] = posWeight(h, kdof[dof], c, m->dof_invweight0[dof], cache ? cache + 3*dof : NULL);
+      rdof[dof] = termRisk(h, kdof[dof], c, wdof[dof]);
+      risky |= rdof[dof] > 0;
     }
   }
 
   // fixed-tendon servos: actuator-space stiffness and damping, inverse weight through the gear
   for (int i=0; i<nu; i++) {
     wten[i] = 1;
-    cten[i] = 0;
+    rten[i] = 0;
     if (slope[i] < 0 && m->actuator_trntype[i]==mjTRN_TENDON) {
       mjtNum gear = m->actuator_gear[6*i];
       mjtNum invweight0 = gear * gear * m->tendon_invweight0[m->actuator_trnid[2*i]];
       cten[i] = mjMAX(actuatorDamping(m, d, i, bad), 0);
       wten[i] = posWeight(h, -slope[i], cten[i], invweight0, NULL);
+      rten[i] = termRisk(h, -slope[i], cten[i], wten[i]);
+      risky |= rten[i] > 0;
     }
   }
 
-  // the stability gate
-  if (posWeightsStable(m, d, mjPOSW_GATE, kdof, cdof, wdof, slope, cten, wten, S)) {
+  // the stability gate, where a term is at risk
+  if (!risky || posWeightsGate(m, d, mjPOSW_GATE, rdof, rten, S)) {
     return;
   }
 
-  // raise the terms at risk: the least a = hi / mjPOSW_RAISE that passes (hi = mjPOSW_RAISE does)
-  mju_copy(wdof0, wdof, nv);
-  mju_copy(wten0, wten, nu);
+  // raise the terms at risk: theta + a (1 - theta) has risk r - 2 a h^2 k (1 - theta); the least
+  // a = hi / mjPOSW_RAISE that passes (hi = mjPOSW_RAISE does: every risk is then negative)
   int lo = 0, hi = mjPOSW_RAISE;
   while (hi - lo > 1) {
     int mid = (lo + hi) / 2;
-    raiseWeights(m, (mjtNum)mid / mjPOSW_RAISE, kdof, cdof, wdof0, slope, cten, wten0,
-                 wdof, wten);
-    if (posWeightsStable(m, d, mjPOSW_RAISED, kdof, cdof, wdof, slope, cten, wten, S)) {
+    mjtNum a = (mjtNum)mid / mjPOSW_RAISE;
+    for (int dof=0; dof<nv; dof++) {
+      rdofa[dof] = rdof[dof] > 0 ? rdof[dof] - 2*a*h*h*kdof[dof]*(1 - wdof[dof]) : 0;
+    }
+    for (int i=0; i<nu; i++) {
+      rtena[i] = rten[i] > 0 ? rten[i] + 2*a*h*h*slope[i]*(1 - wten[i]) : 0;
+    }
+    if (posWeightsGate(m, d, mjPOSW_RAISED, rdofa, rtena, S)) {
       hi = mid;
     } else {
       lo = mid;
     }
   }
-  raiseWeights(m, (mjtNum)hi / mjPOSW_RAISE, kdof, cdof, wdof0, slope, cten, wten0, wdof, wten);
+  mjtNum a = (mjtNum)hi / mjPOSW_RAISE;
+  for (int dof=0; dof<nv; dof++) {
+    if (rdof[dof] > 0) {
+      wdof[dof] += a * (1 - wdof[dof]);
+    }
+  }
+  for (int i=0; i<nu; i++) {
+    if (rten[i] > 0) {
+      wten[i] += a * (1 - wten[i]);
+    }
+  }
 }
 
 
@@ -705,7 +703,7 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
   mjtNum* slope = mj_stackAlloc(d, nu);
   mjtNum* kdof = mj_stackAlloc(d, 3*nv);     // kdof, cdof (dofTerms), wdof
   mjtNum* wten = mj_stackAlloc(d, nu);
-  mjtNum* scratch = mj_stackAlloc(d, 2*nu + nv + m->nM);
+  mjtNum* scratch = mj_stackAlloc(d, 2*nv + 3*nu + m->nM);
   dofTerms(m, d, &bad, slope, kdof);
   posWeights(m, d, kdof, slope, &bad, NULL, kdof + 2*nv, wten, scratch);
 
@@ -865,7 +863,7 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
   mjtNum* slope = mj_stackAlloc(d, nu);
   mjtNum* kdof = mj_stackAlloc(d, 3*nv);     // kdof, cdof (dofTerms), wdof
   mjtNum* wten = mj_stackAlloc(d, nu);
-  mjtNum* scratch = mj_stackAlloc(d, 2*nu + nv + m->nM);
+  mjtNum* scratch = mj_stackAlloc(d, 2*nv + 3*nu + m->nM);
   int ntendon = dofTerms(m, d, &bad, slope, kdof);
   posWeights(m, d, kdof, slope, &bad, d->qposweight, kdof + 2*nv, wten, scratch);
   mjd_dof_pos(m, d, kdof, kdof + 2*nv, matD, sclK, vec, sclKv);
