@@ -12,11 +12,13 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-// Part 4 of mjpos_bench, throughput at equal accuracy: the subjects of part 2 with damped servos;
-// for each scheme (stock implicit, backward Euler, weighted) the largest timestep whose error
-// against a fine stock reference stays within a bound, and the throughput there.
+// Part 4 of mjpos_bench, throughput at equal accuracy on tracking: the subjects of part 2, every
+// servo tracking a sinusoid; for each scheme (stock implicit, backward Euler, weighted) the
+// largest timestep whose tracking error against a fine stock reference stays within a bound of
+// the motion, and the throughput there.
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -30,16 +32,34 @@
 namespace mjpos::bench {
 namespace {
 
-// Actuated joint positions after each of the first n steps at timestep h from InitSubject;
-// empty if the run diverged (StepStable).
+// Tracking: servo i's target moves as set point + kMotion sin(W t + i), W = kTrackingRatio w_n,
+// from the state on that motion at t = 0 (joints at their targets, moving with them).
+constexpr double kMotion = 0.1;          // amplitude of the motion (rad)
+constexpr double kTrackingRatio = 0.1;   // W / w_n
+
+void SetTargets(const mjModel* m, mjData* d, const std::vector<Servo>& servos, double wn,
+                double t) {
+  for (size_t i = 0; i < servos.size(); i++) {
+    d->ctrl[i] = servos[i].target + kMotion * std::sin(kTrackingRatio * wn * t + i);
+  }
+}
+
+// Actuated joint positions after each of the first n steps at timestep h of the tracking motion
+// (targets set at the start of each step); empty if the run diverged (StepStable).
 std::vector<std::vector<double>> Trajectory(mjModel* m, const std::vector<Servo>& servos,
-                                            double h, Scheme s, int n) {
+                                            double wn, double h, Scheme s, int n) {
   m->opt.timestep = h;
   SetScheme(m, s);
   mjData* d = mj_makeData(m);
-  InitSubject(m, d, servos);
+  mj_resetData(m, d);
+  for (size_t i = 0; i < servos.size(); i++) {
+    int jnt = m->actuator_trnid[2 * i];
+    d->qpos[m->jnt_qposadr[jnt]] = servos[i].target + kMotion * std::sin(static_cast<double>(i));
+    d->qvel[servos[i].dof] = kMotion * kTrackingRatio * wn * std::cos(static_cast<double>(i));
+  }
   std::vector<std::vector<double>> q;
   for (int k = 0; k < n; k++) {
+    SetTargets(m, d, servos, wn, k * h);
     if (!mjpos::StepStable(m, d, 1)) {
       q.clear();
       break;
@@ -53,13 +73,13 @@ std::vector<std::vector<double>> Trajectory(mjModel* m, const std::vector<Servo>
   return q;
 }
 
-// Step error of a scheme at timestep h = j * h_ref: RMS over the steps in (0, 20/w_n] (at least
-// one) and over the servos of q - q_ref, relative to the initial offset kPerturbation; q_ref is
-// the reference trajectory (stock at h_ref) at the same times. Infinity if it diverged.
-double StepError(mjModel* m, const std::vector<Servo>& servos, Scheme s, int j, double h_ref,
-                 const std::vector<std::vector<double>>& ref) {
+// Tracking error of a scheme at timestep h = j * h_ref: RMS over the steps of the window and
+// over the servos of q - q_ref, relative to the motion kMotion; q_ref is the reference trajectory
+// (stock at h_ref) at the same times. Infinity if it diverged.
+double TrackingError(mjModel* m, const std::vector<Servo>& servos, double wn, Scheme s, int j,
+                     double h_ref, const std::vector<std::vector<double>>& ref) {
   int n = std::max(1, static_cast<int>(ref.size()) / j);
-  std::vector<std::vector<double>> q = Trajectory(m, servos, j * h_ref, s, n);
+  std::vector<std::vector<double>> q = Trajectory(m, servos, wn, j * h_ref, s, n);
   if (q.empty()) return INFINITY;
   double sum = 0;
   int count = 0;
@@ -71,20 +91,27 @@ double StepError(mjModel* m, const std::vector<Servo>& servos, Scheme s, int j, 
       count++;
     }
   }
-  return std::sqrt(sum / count) / kPerturbation;
+  return std::sqrt(sum / count) / kMotion;
 }
 
-// the largest j of the geometric grid (factor 1.1, from 1 to n_ref) up to which every j meets tol
-int LargestWithin(mjModel* m, const std::vector<Servo>& servos, Scheme s, double tol,
+// the largest j of the geometric grid (factor 1.1, from 1 to n_ref) up to which every j meets
+// tol, and which also tracks stably for 0.5 s
+int LargestWithin(mjModel* m, const std::vector<Servo>& servos, double wn, Scheme s, double tol,
                   double h_ref, const std::vector<std::vector<double>>& ref) {
-  int best = 0;
+  std::vector<int> within;
   for (double x = 1; x <= ref.size(); x *= 1.1) {
     int j = static_cast<int>(std::round(x));
-    if (j <= best) continue;
-    if (!(StepError(m, servos, s, j, h_ref, ref) < tol)) break;
-    best = j;
+    if (!within.empty() && j <= within.back()) continue;
+    if (!(TrackingError(m, servos, wn, s, j, h_ref, ref) < tol)) break;
+    within.push_back(j);
   }
-  return best;
+  // the largest of them that also tracks stably for 0.5 s
+  while (!within.empty()) {
+    double h = within.back() * h_ref;
+    if (!Trajectory(m, servos, wn, h, s, static_cast<int>(std::ceil(0.5 / h))).empty()) break;
+    within.pop_back();
+  }
+  return within.empty() ? 0 : within.back();
 }
 
 // the rows of subject `subject` at natural frequency fn and damping ratio zeta, one per bound
@@ -94,24 +121,32 @@ std::vector<Part4Row> RunPart4(Subject subject, const std::string& name, double 
   mjModel* m = MakeSubject(subject, fn, zeta, &servos);
   std::vector<Part4Row> rows;
   if (!m) return rows;
-  // reference: stock at h_ref = window / n_ref, far inside its accurate range (h w_n = 0.005)
-  double window = 20 / (2 * M_PI * fn);
+  // reference: stock at h_ref = window / n_ref over one period of the motion, far inside its
+  // accurate range (h w_n = 0.016)
+  double wn = 2 * M_PI * fn;
+  double window = 2 * M_PI / (kTrackingRatio * wn);
   int n_ref = opt.smoke ? 400 : 4000;
   double h_ref = window / n_ref;
-  std::vector<std::vector<double>> ref = Trajectory(m, servos, h_ref, Scheme::kStock, n_ref);
+  std::vector<std::vector<double>> ref = Trajectory(m, servos, wn, h_ref, Scheme::kStock, n_ref);
   for (double tol : {0.05, 0.10}) {
     Part4Row row{name, fn, zeta, tol, {0, 0, 0}, {0, 0, 0}};
     for (int s = 0; s < 3; s++) {
-      int j = ref.empty() ? 0 : LargestWithin(m, servos, static_cast<Scheme>(s), tol, h_ref, ref);
+      int j = ref.empty() ? 0
+                          : LargestWithin(m, servos, wn, static_cast<Scheme>(s), tol, h_ref, ref);
       row.h[s] = j * h_ref;
       if (j > 0) {
-        // throughput there: 0.5 s trajectories, at least 0.2 CPU s
-        m->opt.timestep = row.h[s];
-        SetScheme(m, static_cast<Scheme>(s));
+        // throughput there: tracking trajectories of 0.5 s, at least 0.2 CPU s
         int steps = std::max(1, static_cast<int>(std::ceil(0.5 / row.h[s])));
-        double per_cpu;
-        SubjectRate(m, servos, steps, opt.smoke ? 0 : 0.2, &row.rate[s], &per_cpu);
-        SetScheme(m, Scheme::kStock);
+        double sim = 0, wall = 0, cpu = 0;
+        do {
+          double c0 = CpuSeconds();
+          auto t0 = std::chrono::steady_clock::now();
+          sim += Trajectory(m, servos, wn, row.h[s], static_cast<Scheme>(s), steps).size() *
+                 row.h[s];
+          wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          cpu += CpuSeconds() - c0;
+        } while (cpu < (opt.smoke ? 0 : 0.2));
+        row.rate[s] = sim / wall;
       }
     }
     rows.push_back(row);

@@ -47,6 +47,7 @@
 //   --profile_state=FILE  with --profile: the warm state (and nstack) from FILE, written by the
 //                       callgrind stage, instead of the warm-up
 //   --accuracy_only     run part 4 (throughput at equal accuracy) alone and print its table
+//   --posweight_only    run part 5 (the weighted mode on coupled models) alone and print its table
 //   --smoke             tiny run to prove the program works (CI): 1 repetition, 20 warm-up
 //                       steps, 0.2 s simulated, coarse bisection, no stack bisection, callgrind
 //                       on arm7 only
@@ -104,6 +105,8 @@ bool ParseOurFlag(const char* arg, Options* opt) {
     opt->smoke = true;
   } else if (std::strcmp(arg, "--accuracy_only") == 0) {
     opt->accuracy_only = true;
+  } else if (std::strcmp(arg, "--posweight_only") == 0) {
+    opt->posweight_only = true;
   } else {
     return false;
   }
@@ -133,6 +136,14 @@ int AccuracyOnly(const Options& opt) {
 }
 
 // The suite: parts 1 to 4 in this order, then the tables on stdout and in opt.out.
+int PosweightOnly(const Options& opt) {
+  QuietWarnings();
+  std::ostringstream md;
+  WriteCoupledAccuracy(md, CoupledAccuracy(opt));
+  std::printf("%s", md.str().c_str());
+  return 0;
+}
+
 int Suite(const Options& opt, const std::string& machine, const std::string& version) {
   Cases cases = LoadCases(opt, "");
   if (cases.size() != 9) {
@@ -148,12 +159,14 @@ int Suite(const Options& opt, const std::string& machine, const std::string& ver
   QuietWarnings();
   std::vector<Part2Row> stiffness = EqualStiffness(opt);
   std::vector<Part4Row> accuracy = EqualAccuracy(opt);
+  std::vector<Part5Row> coupled = CoupledAccuracy(opt);
 
   std::ostringstream md;
   WriteCost(md, opt, machine, version, cases, callgrind_note);
   WriteStack(md, cases, opt.smoke ? nullptr : &limit);
   WriteStiffness(md, opt, stiffness);
   WriteAccuracy(md, accuracy);
+  WriteCoupledAccuracy(md, coupled);
   std::string text = md.str();
   std::printf("\n%s", text.c_str());
   std::ofstream out(opt.out);
@@ -177,6 +190,7 @@ int main(int argc, char** argv) {
     if (!bench::ParseOurFlag(argv[i], &opt)) rest.push_back(argv[i]);
   }
   if (opt.accuracy_only) return bench::AccuracyOnly(opt);
+  if (opt.posweight_only) return bench::PosweightOnly(opt);
   if (opt.smoke) bench::ApplySmoke(&opt);
   int bargc = static_cast<int>(rest.size());
   benchmark::Initialize(&bargc, rest.data());

@@ -57,6 +57,7 @@ struct Options {
   int throughput_reps = 3;
   bool smoke = false;
   bool accuracy_only = false;     // only part 4
+  bool posweight_only = false;    // only part 5
   // models whose instructions are counted: all, none or a list
   std::string callgrind = "humanoid,servo_humanoid,humanoid100,arm7,chain10,chain30,chain100";
   std::string profile;            // MODEL:on|off|weighted:STEPS, see Profile
@@ -232,6 +233,22 @@ struct Part4Row {
 // Part 4: both subjects at f_n = 50, 100, 200 Hz and zeta = 0.1, 0.5, 1 (smoke: one case).
 std::vector<Part4Row> EqualAccuracy(const Options& opt);
 
+//------------------------------------ coupled.cc: part 5, the weighted mode on coupled models ---
+
+// One row of part 5: a subject tuned per joint to f_n and zeta, at timestep h.
+struct Part5Row {
+  std::string subject;
+  double fn, zeta, h, hw;
+  double stock, backward_euler, weighted;  // the worst class's RMS error of each (inf: diverged)
+  double ratio;                            // the mode's worst ratio to the baseline
+  std::string worst;                       // its class
+  bool stock_stable;                       // stock ran stably on every class
+};
+
+// Part 5: chain3, chain5 mixed, chain12, arm7 and the servo humanoid at f_n = 10, 30, 100 Hz,
+// zeta = 0, 0.2, 0.7, h = 1, 2, 5, 10 ms (smoke: chain3 at 30 Hz, zeta 0.2).
+std::vector<Part5Row> CoupledAccuracy(const Options& opt);
+
 //------------------------------------ report.cc: the markdown ------------------------------------
 
 // The title, the run's parameters and the table of part 1 (with its notes and the rst medians).
@@ -246,6 +263,9 @@ void WriteStiffness(std::ostream& md, const Options& opt, const std::vector<Part
 
 // The table of part 4.
 void WriteAccuracy(std::ostream& md, const std::vector<Part4Row>& rows);
+
+// The table of part 5 and its summary.
+void WriteCoupledAccuracy(std::ostream& md, const std::vector<Part5Row>& rows);
 
 }  // namespace mjpos::bench
 
