@@ -302,7 +302,8 @@ def generate(tree):
 
 
 def read_equivalents():
-  """{id: (location, reason)} from tools/mutants-equivalent.txt: id location reason..."""
+  """{id: reason} from tools/mutants-equivalent.txt: id reason... (tools/mutate.sh --list gives
+  each id's current line)"""
   eq = {}
   if not os.path.exists(EQUIVALENT_FILE):
     return eq
@@ -311,10 +312,10 @@ def read_equivalents():
       line = raw.strip()
       if not line or line.startswith("#"):
         continue
-      parts = line.split(None, 2)
-      if len(parts) < 3:
+      parts = line.split(None, 1)
+      if len(parts) < 2:
         sys.exit("mutate: %s: malformed line: %s" % (EQUIVALENT_FILE, line))
-      eq[parts[0]] = (parts[1], parts[2])
+      eq[parts[0]] = parts[1]
   return eq
 
 
