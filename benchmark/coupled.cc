@@ -51,18 +51,7 @@ mjModel* LoadSubject(const std::string& name) {
     return m;
   }
   if (name == "arm7") return LoadXmlString(ChainXml(7, 1, 0, 0.005));
-  ChainSpec spec;
-  if (name == "chain3") spec.n = 3;
-  if (name == "chain12") spec.n = 12;
-  if (name == "chain5 mixed") {
-    spec.n = 5;
-    spec.slide = {false, true, false, false, true};
-    spec.gear = {1, 2, 0.5, 1.5, 3};
-    spec.length = {0.3, 0.1, 0.25, 0.15, 0.2};
-    spec.mass = {2, 0.3, 1, 0.2, 0.1};
-    spec.tendon = 1;
-  }
-  return LoadXmlString(ChainSpecXml(spec, 0.005));
+  return LoadXmlString(ChainSpecXml(NamedChainSpec(name), 0.005));
 }
 
 // the row of one setting

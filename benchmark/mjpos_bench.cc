@@ -126,24 +126,17 @@ void ApplySmoke(Options* opt) {
 // still sees the warning counters).
 void QuietWarnings() { mju_user_warning = [](const char*) {}; }
 
-// --accuracy_only: part 4 alone, its table on stdout.
-int AccuracyOnly(const Options& opt) {
+// --accuracy_only and --posweight_only: part 4 or 5 alone, its table on stdout.
+int OnePart(const Options& opt) {
   QuietWarnings();
   std::ostringstream md;
-  WriteAccuracy(md, EqualAccuracy(opt));
+  if (opt.accuracy_only) WriteAccuracy(md, EqualAccuracy(opt));
+  if (opt.posweight_only) WriteCoupledAccuracy(md, CoupledAccuracy(opt));
   std::printf("%s", md.str().c_str());
   return 0;
 }
 
-// The suite: parts 1 to 4 in this order, then the tables on stdout and in opt.out.
-int PosweightOnly(const Options& opt) {
-  QuietWarnings();
-  std::ostringstream md;
-  WriteCoupledAccuracy(md, CoupledAccuracy(opt));
-  std::printf("%s", md.str().c_str());
-  return 0;
-}
-
+// The suite: parts 1 to 5 in this order, then the tables on stdout and in opt.out.
 int Suite(const Options& opt, const std::string& machine, const std::string& version) {
   Cases cases = LoadCases(opt, "");
   if (cases.size() != 9) {
@@ -189,8 +182,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     if (!bench::ParseOurFlag(argv[i], &opt)) rest.push_back(argv[i]);
   }
-  if (opt.accuracy_only) return bench::AccuracyOnly(opt);
-  if (opt.posweight_only) return bench::PosweightOnly(opt);
+  if (opt.accuracy_only || opt.posweight_only) return bench::OnePart(opt);
   if (opt.smoke) bench::ApplySmoke(&opt);
   int bargc = static_cast<int>(rest.size());
   benchmark::Initialize(&bargc, rest.data());

@@ -42,9 +42,10 @@ std::string ChainSpecXml(const ChainSpec& spec, double h) {
   for (int i = 0; i < spec.n; ++i) {
     bool slide = i < static_cast<int>(spec.slide.size()) && spec.slide[i];
     double len = at(spec.length, i, 0.2);
-    xml << "<body pos=\"" << prev << " 0 0\"><joint name=\"j" << i << "\" type=\""
-        << (slide ? "slide\" axis=\"1 0 0\"" : "hinge\" axis=\"") << (slide ? "" : i % 2 ? "0 0 1\"" : "0 1 0\"")
-        << "/><geom type=\"capsule\" size=\"0.02\" fromto=\"0 0 0 " << len << " 0 0\" mass=\""
+    const char* joint = slide ? "slide\" axis=\"1 0 0" : i % 2 ? "hinge\" axis=\"0 0 1"
+                                                               : "hinge\" axis=\"0 1 0";
+    xml << "<body pos=\"" << prev << " 0 0\"><joint name=\"j" << i << "\" type=\"" << joint
+        << "\"/><geom type=\"capsule\" size=\"0.02\" fromto=\"0 0 0 " << len << " 0 0\" mass=\""
         << at(spec.mass, i, 0.5) << "\"/>\n";
     prev = len;
   }
@@ -64,6 +65,29 @@ std::string ChainSpecXml(const ChainSpec& spec, double h) {
   }
   xml << "  </actuator>\n</mujoco>\n";
   return xml.str();
+}
+
+ChainSpec NamedChainSpec(const std::string& name) {
+  ChainSpec spec;
+  if (name == "chain5 mixed") {
+    spec.n = 5;
+    spec.slide = {false, true, false, false, true};
+    spec.gear = {1, 2, 0.5, 1.5, 3};
+    spec.length = {0.3, 0.1, 0.25, 0.15, 0.2};
+    spec.mass = {2, 0.3, 1, 0.2, 0.1};
+    spec.tendon = 1;
+  } else if (name == "chain8 mixed") {
+    spec.n = 8;
+    spec.slide = {true, false, false, true, false, false, false, true};
+    spec.gear = {2, 1, 0.7, 1, 3, 1, 0.5, 1};
+    spec.length = {0.1, 0.4, 0.3, 0.1, 0.2, 0.2, 0.05, 0.1};
+    spec.mass = {1, 1, 0.5, 0.5, 0.3, 0.3, 0.1, 0.05};
+    spec.tendon = 5;
+    spec.armature = 1e-3;
+  } else {
+    spec.n = std::stoi(name.substr(5));  // "chainN"
+  }
+  return spec;
 }
 
 ChainSpec RandomChainSpec(std::mt19937* rng) {

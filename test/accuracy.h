@@ -48,6 +48,11 @@ struct ChainSpec {
 };
 std::string ChainSpecXml(const ChainSpec& spec, double h);
 
+// The named chains of the tests and the benchmark: "chainN" (N hinges, the defaults), "chain5
+// mixed" (slides, gears 0.5 ... 3, unequal links, a tendon servo over joints 1 and 2), "chain8
+// mixed" (the same kind over 8 links, armature 1e-3).
+ChainSpec NamedChainSpec(const std::string& name);
+
 // A random chain of 2 to 12 links: lengths 0.05 ... 0.4, masses 0.05 ... 2, about one joint in
 // five a slide, gears 0.5 ... 3, a fixed-tendon servo in one chain of two, armature 0 or
 // 1e-4 ... 1e-2.

@@ -345,27 +345,10 @@ bool TracksStably(mjModel* m, const std::vector<TunedServo>& servos, double wn) 
 // pose held is an equilibrium.
 TEST_F(PosWeight, TunedChainsStableWhereverBackwardEulerIs) {
   std::vector<ChainSpec> specs;
-  for (int n : {2, 3, 5, 7, 12}) {
-    ChainSpec spec;
-    spec.n = n;
-    specs.push_back(spec);
+  for (const char* name : {"chain2", "chain3", "chain5", "chain7", "chain12", "chain5 mixed",
+                           "chain8 mixed"}) {
+    specs.push_back(NamedChainSpec(name));
   }
-  ChainSpec mixed;
-  mixed.n = 5;
-  mixed.slide = {false, true, false, false, true};
-  mixed.gear = {1, 2, 0.5, 1.5, 3};
-  mixed.length = {0.3, 0.1, 0.25, 0.15, 0.2};
-  mixed.mass = {2, 0.3, 1, 0.2, 0.1};
-  mixed.tendon = 1;
-  specs.push_back(mixed);
-  mixed.n = 8;
-  mixed.slide = {true, false, false, true, false, false, false, true};
-  mixed.gear = {2, 1, 0.7, 1, 3, 1, 0.5, 1};
-  mixed.length = {0.1, 0.4, 0.3, 0.1, 0.2, 0.2, 0.05, 0.1};
-  mixed.mass = {1, 1, 0.5, 0.5, 0.3, 0.3, 0.1, 0.05};
-  mixed.tendon = 5;
-  mixed.armature = 1e-3;
-  specs.push_back(mixed);
 
   WarningCapture warnings;  // stock diverges
   int settings = 0, stock_unstable = 0;
@@ -494,14 +477,6 @@ double CoupledWorst(mjModel* m, double fn, double zeta, double h, bool gravity_l
 // Euler's where it is not. (The main job runs the full table: mjpos_bench, doc/posweight.md.)
 TEST_F(PosWeight, CoupledEveryInputWithinTheBaseline) {
   WarningCapture warnings;  // stock diverges
-  ChainSpec three, mixed;
-  three.n = 3;
-  mixed.n = 5;
-  mixed.slide = {false, true, false, false, true};
-  mixed.gear = {1, 2, 0.5, 1.5, 3};
-  mixed.length = {0.3, 0.1, 0.25, 0.15, 0.2};
-  mixed.mass = {2, 0.3, 1, 0.2, 0.1};
-  mixed.tendon = 1;
   struct Subject {
     std::string name;
     ModelPtr m;
@@ -512,11 +487,12 @@ TEST_F(PosWeight, CoupledEveryInputWithinTheBaseline) {
   std::vector<std::pair<double, double>> chain_settings = {{30, 0}, {30, 0.2}, {100, 0.2},
                                                            {100, 0.7}};
   std::vector<Subject> subjects;
-  subjects.push_back({"chain3", LoadModelOrFail(ChainSpecXml(three, 0.005)), true, chain_settings,
-                      {1e-3, 2e-3, 5e-3, 10e-3}});
+  subjects.push_back({"chain3", LoadModelOrFail(ChainSpecXml(NamedChainSpec("chain3"), 0.005)),
+                      true, chain_settings, {1e-3, 2e-3, 5e-3, 10e-3}});
   subjects.push_back({"arm7", LoadModelOrFail(ChainXml(7, 1, 0, 0.005)), true, chain_settings,
                       {1e-3, 2e-3, 5e-3, 10e-3}});
-  subjects.push_back({"chain5 mixed", LoadModelOrFail(ChainSpecXml(mixed, 0.005)), true,
+  subjects.push_back({"chain5 mixed",
+                      LoadModelOrFail(ChainSpecXml(NamedChainSpec("chain5 mixed"), 0.005)), true,
                       chain_settings, {1e-3, 2e-3, 5e-3, 10e-3}});
   std::string error;
   ModelPtr humanoid(LoadWithServos(MJPOS_MODEL_DIR "/humanoid/humanoid.xml", 1, 0, &error));
@@ -629,13 +605,14 @@ TEST_F(PosWeight, DiscreteInverseMirrorsTheWeights) {
   EXPECT_GT(RelDiff(d->qfrc_inverse, applied.data(), m->nv), 1e-6);
 }
 
-// Steps d n times, and a copy of it n times with its weight cache (d->qposweight) cleared before
-// the first step, or before every step; true if both end in the same qpos and qvel, bit for bit.
+// Steps d n times, and a copy of it n times with its weight cache (d->dof_posweightcache) cleared
+// before the first step, or before every step; true if both end in the same qpos and qvel, bit for
+// bit.
 bool SameWithoutCache(const mjModel* m, mjData* d, int n, bool clear_every_step = false) {
   DataPtr fresh(mj_makeData(m));
   mj_copyData(fresh.get(), m, d);
   for (int k = 0; k < n; ++k) {
-    if (k == 0 || clear_every_step) mju_zero(fresh->qposweight, 4 * m->nv);
+    if (k == 0 || clear_every_step) mju_zero(fresh->dof_posweightcache, 3 * m->nv);
     mj_step(m, d);
     mj_step(m, fresh.get());
   }
@@ -645,7 +622,7 @@ bool SameWithoutCache(const mjModel* m, mjData* d, int n, bool clear_every_step 
              std::vector<double>(fresh->qvel, fresh->qvel + m->nv);
 }
 
-// Catches: a cached weight (d->qposweight) outliving what it was read for: after the gains,
+// Catches: a cached weight (d->dof_posweightcache) outliving what it was read for: after the gains,
 // the damping or the timestep change, stepping on with the cache equals stepping on without it,
 // bit for bit.
 TEST_F(PosWeight, CachedWeightFollowsTheModel) {
@@ -695,7 +672,7 @@ TEST_F(PosWeight, CacheKeyIsThePair) {
   EXPECT_TRUE(step_as_fresh(1, 0)) << "zeta not stored";
   // (0.25, 0.5), then (0.25, theta of the last lookup)
   EXPECT_TRUE(step_as_fresh(1, 1));
-  double theta = d->qposweight[2];
+  double theta = d->dof_posweightcache[2];
   ASSERT_GT(theta, 0);
   ASSERT_LT(theta, 1);
   EXPECT_TRUE(step_as_fresh(1, 2 * theta)) << "theta stored over zeta";
@@ -734,8 +711,8 @@ TEST_F(PosWeight, GateIsNotCached) {
 }
 
 // Catches: the weighted pass writing outside its own arrays in mjData (e.g. a cache entry past
-// qposweight, into the arrays that follow it): from the same state, a weighted step leaves every
-// array that the integrator does not write as the unweighted step leaves it.
+// dof_posweightcache, into the arrays next to it): from the same state, a weighted step leaves
+// every array that the integrator does not write as the unweighted step leaves it.
 TEST_F(PosWeight, WeightedStepWritesOnlyItsOwnArrays) {
   std::string error;
   ModelPtr m(LoadXmlString(GearTendonArmXml(300, 0.5, 0.005), &error));

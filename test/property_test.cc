@@ -39,7 +39,7 @@
 //      reset where flag off resets (see CheckModel), and no mju_error that flag off has not;
 //   3. Euler and RK4: flag on is bit-identical to flag off after every step; implicit with nothing
 //      in the flag's scope: the same; and (3a) mjd_actuatorPosScope puts an actuator in K exactly
-//      when the README's scope rules do;
+//      when the scope rules of doc/scope.md do;
 //   4. mjENBL_INVDISCRETE on, implicit or Euler, no constraint row, finite gains, |qvel| <= 1e3:
 //      mj_inverse of the step's discrete acceleration (v+ - v)/h returns the step's applied forces
 //      qfrc_applied + qfrc_actuator, flag off and on, to 1e-9 of the largest force in the balance;
@@ -566,7 +566,7 @@ bool Scalar(const mjModel* m, int j) {
   return m->jnt_type[j] == mjJNT_HINGE || m->jnt_type[j] == mjJNT_SLIDE;
 }
 
-// An independent reading of the flag's scope (README, "Scope: what goes into K"): the transmission
+// An independent reading of the flag's scope (doc/scope.md, "Scope: what goes into K"): the transmission
 // of actuator i is a hinge or slide joint, or a fixed tendon over hinges and slides on one chain,
 // each listed once
 bool ScopeTransmission(const mjModel* m, int i) {
@@ -585,7 +585,7 @@ bool ScopeTransmission(const mjModel* m, int i) {
   return true;
 }
 
-// README's scope of actuator i at d's state (after mj_forward): restoring and in scope, so that
+// the scope of doc/scope.md for actuator i at d's state (after mj_forward): restoring and in scope, so that
 // its slope enters K. slope = biasprm[1] + gainprm[1] * (ctrl or act), affine gain and bias
 // types only; left explicit on its forcerange clamp, with a slope >= 0, not finite or stiffer than
 // h^2 |slope| <= mjMAXVAL, or an out-of-scope transmission
@@ -896,7 +896,7 @@ void CheckModel(int index, const RandomModel& rm, Totals* totals, Failures* fail
 
   RunData data{DataPtr(mj_makeData(m)), DataPtr(mj_makeData(m)), DataPtr(mj_makeData(m))};
 
-  // 3a. the engine's scope is the README's, actuator by actuator, at the start
+  // 3a. the engine's scope is doc/scope.md's, actuator by actuator, at the start
   mjData* d = data.d.get();
   mju_copy(d->qpos, start.qpos.data(), m->nq);
   mju_copy(d->qvel, start.qvel.data(), m->nv);
@@ -907,7 +907,7 @@ void CheckModel(int index, const RandomModel& rm, Totals* totals, Failures* fail
     bool engine = mjd_actuatorPosScope(m, d, i, nullptr) == mjPOSSCOPE_RESTORING;
     if (engine != ExpectRestoring(m, d, i)) {
       failures->Add(index, "actuator " + std::to_string(i) + (engine ? " in" : " not in") +
-                               " mjd_actuatorPosScope's K, against the README's scope");
+                               " mjd_actuatorPosScope's K, against doc/scope.md's scope");
     }
   }
 
@@ -925,7 +925,7 @@ void CheckModel(int index, const RandomModel& rm, Totals* totals, Failures* fail
     if (flag_error) failures->Add(index, "flag on only, from the same state: " + on.error);
   }
 
-  // 2. never worse, where only the flag's scope can diverge and without contact (README,
+  // 2. never worse, where only the flag's scope can diverge and without contact (doc/scope.md,
   // "Limitations": contact forces are sized against the unmodified M, so a stiff servo pressing on
   // contact can still diverge). Where flag off is clean with a margin (|qacc| <= 1e8, a hundredth
   // of mj_checkAcc's limit), flag on is clean; where flag off resets, flag on resets at most once

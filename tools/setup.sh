@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # One-time machine set-up for Debian (bookworm or later), run as root or with sudo:
 #  - installs the Debian packages the build uses (compiler, CMake, MuJoCo's third-party libraries),
+#    and Debian's own stock MuJoCo samples (libmujoco-samples: the compatibility test runs its
+#    stock-built mujoco-testspeed against the patched library),
 #  - adds a deb-src entry derived from this machine's own apt sources, so that the build can
 #    download Debian's MuJoCo 2.2.2 source package (`apt-get source`),
 #  - creates the de_DE.UTF-8 locale that upstream's XMLWriterLocaleTest needs to really run,
@@ -19,6 +21,7 @@ PACKAGES=(
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libeigen3-dev
   pybind11-dev python3-dev python3-numpy python3-absl python3-pytest python3-matplotlib
   python3-scipy clang nlohmann-json3-dev valgrind
+  libmujoco-samples
 )
 # Node.js and npm only if the machine has none (a newer one may be installed by other means).
 command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)

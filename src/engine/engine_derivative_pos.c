@@ -857,7 +857,7 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
   }
 
   // weighted: the slopes found once, the terms on each dof summed, every term's weight (the
-  // table's, cached per dof in d->qposweight, then the stability gate), each term added
+  // table's, cached per dof in d->dof_posweightcache, then the stability gate), each term added
   int nv = m->nv, nu = m->nu;
   mjMARKSTACK;
   mjtNum* slope = mj_stackAlloc(d, nu);
@@ -865,7 +865,7 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
   mjtNum* wten = mj_stackAlloc(d, nu);
   mjtNum* scratch = mj_stackAlloc(d, 2*nv + 3*nu + m->nM);
   int ntendon = dofTerms(m, d, &bad, slope, kdof);
-  posWeights(m, d, kdof, slope, &bad, d->qposweight, kdof + 2*nv, wten, scratch);
+  posWeights(m, d, kdof, slope, &bad, d->dof_posweightcache, kdof + 2*nv, wten, scratch);
   mjd_dof_pos(m, d, kdof, kdof + 2*nv, matD, sclK, vec, sclKv);
   if (ntendon) {
     mjd_actuator_pos(m, d, slope, wten, &bad, matD, sclK, vec, sclKv);

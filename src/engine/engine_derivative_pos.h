@@ -30,8 +30,8 @@ extern "C" {
 // be set (mj_makeMSparse).
 // Adds sclK * K to the D-sparse matrix matD and sclKv * K * qvel to vec; either may be NULL.
 // With mjENBL_POSWEIGHT each term of K is weighted for accuracy (see mjd_posWeight), with scratch
-// on the MuJoCo stack; the table's weight of each dof's terms is cached in d->qposweight with the
-// (h w_n)^2 and zeta it is for, and read again only when they change.
+// on the MuJoCo stack; the table's weight of each dof's terms is cached in d->dof_posweightcache
+// with the (h w_n)^2 and zeta it is for, and read again only when they change.
 MJAPI void mjd_implicitPos(const mjModel* m, mjData* d,
                            mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv);
 
