@@ -129,6 +129,7 @@ endif()
 EOF
 
 # 6. rules: upstream's CMake build with debhelper; upstream's test suite runs in dh_auto_test.
+#    AVX off: Debian's amd64 baseline has none (Debian's 2.2.2-3 library uses no AVX either).
 cat > rules <<'EOF'
 #!/usr/bin/make -f
 export DEB_BUILD_MAINT_OPTIONS = hardening=+all
@@ -144,6 +145,8 @@ override_dh_auto_configure:
 	  -DFETCHCONTENT_FULLY_DISCONNECTED=ON \
 	  -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF \
 	  -DMUJOCO_ENABLE_RPATH=OFF \
+	  -DMUJOCO_ENABLE_AVX=OFF \
+	  -DMUJOCO_ENABLE_AVX_INTRINSICS=OFF \
 	  -DMUJOCO_SIMULATE_USE_SYSTEM_MUJOCO=OFF \
 	  -DMUJOCO_SAMPLES_USE_SYSTEM_GLFW=ON \
 	  -DMUJOCO_SIMULATE_USE_SYSTEM_GLFW=ON \
