@@ -5,7 +5,7 @@
 #     dependencies (`apt-get build-dep mujoco=2.2.2-3`);
 #  2. downloads the source package (`apt-get source --download-only`), checks the orig tarball's
 #     sha256 against the one the project pins, unpacks it with dpkg-source (which checks every
-#     file against the signed .dsc);
+#     file against the .dsc, which apt authenticated through the archive's signed index);
 #  3. applies Debian's patches, then adds the project's patches to debian/patches after them, in
 #     patches/series order, each pushed with quilt (a patch that applies only with fuzz is rebased
 #     by `quilt refresh`); patches for parts Debian does not build, or that Debian already has,
@@ -147,10 +147,10 @@ while read -r p; do
   cp "$patch_file" "debian/patches/$dest"
   echo "$dest" >> debian/patches/series
   if ! quilt push -q >quilt.log 2>&1; then
-    # rebase: apply with fuzz, then let quilt rewrite the patch against Debian's tree
-    quilt pop -q -f >/dev/null 2>&1 || true
+    # rebase: apply with fuzz (a failed push applied nothing), then let quilt rewrite the patch
+    # against Debian's tree
     if quilt push -q --fuzz=3 >quilt.log 2>&1; then
-      quilt refresh -q
+      quilt refresh >/dev/null
       echo "build-debs: $p rebased onto Debian's patches (quilt refresh)"
     else
       cat quilt.log >&2
