@@ -7,12 +7,13 @@
 #     (find_package(mujoco)), runs it: stable, finite and on target with the flag; the same model
 #     with the flag cleared at run time must diverge as stock does (the check can fail);
 #  3. runs the extracted mujoco-testspeed and mujoco-testxml on that model;
-#  4. binary-compatibility hook: if test/abi/compat_check.sh exists in this repository, runs it
-#     with the extracted library directory as its one argument;
+#  4. binary compatibility with stock 2.2.2 (test/abi/compat_check.sh): the packaged library and
+#     headers against the stock ones, with the programs a build of this project made against the
+#     stock headers (BUILD_DIR, default build: run tools/test.sh or tools/bench.sh first);
 #  5. Python: Debian's source builds no Python bindings, so there is nothing to run (said so).
 # Installs what it needs (compiler, CMake) with apt-get, with sudo when not root.
 #
-# Usage: packaging/install-test.sh DEBDIR
+# Usage: packaging/install-test.sh DEBDIR [BUILD_DIR]
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -138,12 +139,14 @@ echo "install-test: mujoco-testxml, mujoco-testspeed on the one-hinge model"
 (cd "$tmp" && "$sysroot/usr/bin/mujoco-testspeed" hinge.xml 2000 1 0 |
   grep -E 'Simulation time|Steps per second')
 
-# 4. binary-compatibility hook (test/abi/compat_check.sh, when the repository has it)
-if [ -f "$root/test/abi/compat_check.sh" ]; then
-  echo "install-test: test/abi/compat_check.sh $libdir"
-  bash "$root/test/abi/compat_check.sh" "$libdir"
+# 4. binary compatibility with stock 2.2.2: the packaged library and headers
+build=${2:-$root/build}
+if [ -x "$build/stock/bin/mjpos_abi_probe" ]; then
+  echo "install-test: test/abi/compat_check.sh $build $libdir $sysroot/usr/include"
+  bash "$root/test/abi/compat_check.sh" "$build" "$libdir" "$sysroot/usr/include"
 else
-  echo "install-test: test/abi/compat_check.sh not in this repository: ABI check skipped"
+  echo "install-test: no build with the stock programs in $build: binary compatibility not checked" >&2
+  exit 1
 fi
 
 # 5. Python
