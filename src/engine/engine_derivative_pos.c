@@ -116,6 +116,15 @@ static void addD(const mjData* d, mjtNum* matD, int r, int c, mjtNum val) {
 
 
 
+// the controls as mj_fwdActuation checks them, found on first use in a pass over the actuators
+typedef enum {
+  CTRL_UNCHECKED = -1,            // not yet checked
+  CTRL_GOOD,                      // every control finite after clamping
+  CTRL_BAD                        // one is bad after clamping: mj_fwdActuation zeroes them all
+} ctrlState;
+
+
+
 // 1 if a control is bad after clamping: mj_fwdActuation then uses zero for all of them
 static int ctrlBad(const mjModel* m, const mjData* d) {
   for (int k=0; k<m->nu; k++) {
@@ -132,19 +141,19 @@ static int ctrlBad(const mjModel* m, const mjData* d) {
 
 
 
-// ctrl or act multiplying the gain of actuator i, as in mj_fwdActuation; *bad is ctrlBad, found
-// on first use (-1 until then), so that a pass over all actuators is O(nu)
-static mjtNum actuatorInput(const mjModel* m, const mjData* d, int i, int* bad) {
+// ctrl or act multiplying the gain of actuator i, as in mj_fwdActuation; *controls is their
+// check, done on first use, so that a pass over all actuators is O(nu)
+static mjtNum actuatorInput(const mjModel* m, const mjData* d, int i, ctrlState* controls) {
   // activation
   if (m->actuator_dyntype[i]!=mjDYN_NONE) {
     return d->act[i - (m->nu - m->na)];
   }
 
   // clamped ctrl, zero if any control is bad
-  if (*bad < 0) {
-    *bad = ctrlBad(m, d);
+  if (*controls==CTRL_UNCHECKED) {
+    *controls = ctrlBad(m, d) ? CTRL_BAD : CTRL_GOOD;
   }
-  if (*bad) {
+  if (*controls==CTRL_BAD) {
     return 0;
   }
   mjtNum ctrl = d->ctrl[i];
@@ -159,8 +168,9 @@ static mjtNum actuatorInput(const mjModel* m, const mjData* d, int i, int* bad) 
 //------------------------------ scope -------------------------------------------------------------
 
 // d actuator_force / d actuator_length of actuator i (affine, fixed or no gain and bias; *affine
-// is 0 and the slope 0 for any other); bad: see actuatorInput
-static mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* affine, int* bad) {
+// is 0 and the slope 0 for any other); controls: see actuatorInput
+static mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* affine,
+                            ctrlState* controls) {
   int gaintype = m->actuator_gaintype[i], biastype = m->actuator_biastype[i];
   *affine = (gaintype==mjGAIN_FIXED || gaintype==mjGAIN_AFFINE) &&
             (biastype==mjBIAS_NONE || biastype==mjBIAS_AFFINE);
@@ -174,7 +184,7 @@ static mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* affin
     s = m->actuator_biasprm[mjNBIAS*i + 1];
   }
   if (gaintype==mjGAIN_AFFINE && m->actuator_gainprm[mjNGAIN*i + 1]!=0) {
-    s += m->actuator_gainprm[mjNGAIN*i + 1] * actuatorInput(m, d, i, bad);
+    s += m->actuator_gainprm[mjNGAIN*i + 1] * actuatorInput(m, d, i, controls);
   }
   return s;
 }
@@ -237,17 +247,19 @@ static int actuatorScope(const mjModel* m, const mjData* d, int i, int affine, m
 
 // 1 if actuator i contributes to K, with its slope: the slope is tested first (a motor or a
 // muscle has none, a negative gain is not restoring), the transmission and clamp only then
-static int actuatorRestoring(const mjModel* m, const mjData* d, int i, mjtNum* slope, int* bad) {
+static int actuatorRestoring(const mjModel* m, const mjData* d, int i, mjtNum* slope,
+                             ctrlState* controls) {
   int affine;
-  *slope = actuatorSlope(m, d, i, &affine, bad);
+  *slope = actuatorSlope(m, d, i, &affine, controls);
   return *slope < 0 && actuatorScope(m, d, i, affine, *slope)==mjPOSSCOPE_RESTORING;
 }
 
 
 
 int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope) {
-  int affine, bad = -1;
-  mjtNum s = actuatorSlope(m, d, i, &affine, &bad);
+  int affine;
+  ctrlState controls = CTRL_UNCHECKED;
+  mjtNum s = actuatorSlope(m, d, i, &affine, &controls);
   if (slope) {
     *slope = s;
   }
@@ -284,8 +296,8 @@ int mjd_jointPosScope(const mjModel* m, int j) {
 
 // input that multiplies the gain of actuator i in mj_fwdActuation
 mjtNum mjd_actuatorInput(const mjModel* m, const mjData* d, int i) {
-  int bad = -1;
-  return actuatorInput(m, d, i, &bad);
+  ctrlState controls = CTRL_UNCHECKED;
+  return actuatorInput(m, d, i, &controls);
 }
 
 
@@ -381,7 +393,7 @@ void mjd_posWeightTable(int* nzeta, int* ns, mjtNum* ds, mjtNum* below,
 // (backward Euler) where (h w_n)^2 or zeta is not finite or invweight0 not positive. cache (3
 // numbers, NULL for none): the (h w_n)^2, zeta and theta of the last lookup, looked up again only
 // when (h w_n)^2 or zeta change; the weight is the same with or without it
-static mjtNum posWeight(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight0, mjtNum* cache) {
+static mjtNum tableWeight(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight0, mjtNum* cache) {
   mjtNum hw2 = h * h * k * invweight0;  // (h w_n)^2 at qpos0
   mjtNum zeta = 0.5 * c * mju_sqrt(invweight0 / k);
 
@@ -426,7 +438,7 @@ static mjtNum armatureBound(const mjModel* m, const mjtNum* moment, const int* j
 
 // damping of actuator i in actuator space: -d force / d velocity from the bias and, for an affine
 // gain, the gain's velocity term at the current input
-static mjtNum actuatorDamping(const mjModel* m, const mjData* d, int i, int* bad) {
+static mjtNum actuatorDamping(const mjModel* m, const mjData* d, int i, ctrlState* controls) {
   const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN*i;
   const mjtNum* biasprm = m->actuator_biasprm + mjNBIAS*i;
   mjtNum c = 0;
@@ -434,7 +446,7 @@ static mjtNum actuatorDamping(const mjModel* m, const mjData* d, int i, int* bad
     c -= biasprm[2];
   }
   if (m->actuator_gaintype[i]==mjGAIN_AFFINE && gainprm[2]!=0) {
-    c -= gainprm[2] * actuatorInput(m, d, i, bad);
+    c -= gainprm[2] * actuatorInput(m, d, i, controls);
   }
   return c;
 }
@@ -442,9 +454,10 @@ static mjtNum actuatorDamping(const mjModel* m, const mjData* d, int i, int* bad
 
 
 int mjd_actuatorSlopes(const mjModel* m, const mjData* d, int i, mjtNum slope[2]) {
-  int affine, bad = -1;
-  slope[0] = actuatorSlope(m, d, i, &affine, &bad);
-  slope[1] = affine ? -actuatorDamping(m, d, i, &bad) : 0;
+  int affine;
+  ctrlState controls = CTRL_UNCHECKED;
+  slope[0] = actuatorSlope(m, d, i, &affine, &controls);
+  slope[1] = affine ? -actuatorDamping(m, d, i, &controls) : 0;
   return affine;
 }
 
@@ -456,14 +469,15 @@ int mjd_actuatorSlopes(const mjModel* m, const mjData* d, int i, mjtNum slope[2]
 // slopes times gear^2, and the joint's damping); kdof is 0 where no such term is in scope;
 // returns the number of fixed-tendon servos with a restoring slope; kdof and cdof are one array
 // of 2*nv (cdof = kdof + nv)
-static int dofTerms(const mjModel* m, const mjData* d, int* bad, mjtNum* slope, mjtNum* kdof) {
+static int dofTerms(const mjModel* m, const mjData* d, ctrlState* controls, mjtNum* slope,
+                    mjtNum* kdof) {
   int nv = m->nv, ntendon = 0;
   mjtNum* cdof = kdof + nv;
   mju_zero(kdof, 2*nv);
 
   // servos on one joint; fixed-tendon servos counted
   for (int i=0; i<m->nu; i++) {
-    if (!actuatorRestoring(m, d, i, slope + i, bad)) {
+    if (!actuatorRestoring(m, d, i, slope + i, controls)) {
       slope[i] = 0;
       continue;
     }
@@ -474,7 +488,7 @@ static int dofTerms(const mjModel* m, const mjData* d, int* bad, mjtNum* slope, 
     int dof = m->jnt_dofadr[m->actuator_trnid[2*i]];
     mjtNum gear = d->actuator_moment[i*nv + dof];
     kdof[dof] -= slope[i] * gear * gear;
-    cdof[dof] += actuatorDamping(m, d, i, bad) * gear * gear;
+    cdof[dof] += actuatorDamping(m, d, i, controls) * gear * gear;
   }
 
   // springs and joint damping
@@ -605,7 +619,7 @@ static int posWeightsGate(const mjModel* m, const mjData* d, mjtNum margin, cons
 
 
 // weights of every term under mjENBL_POSWEIGHT: each term's from the table at the model's
-// inverse weights (posWeight), the terms on one dof with their table lookup cached in cache (3
+// inverse weights (tableWeight), the terms on one dof with their table lookup cached in cache (3
 // per dof, NULL for none). Where the weighted step fails the stability gate (posWeightsGate with
 // margin mjPOSW_GATE: the coupled terms are at or beyond stock's cap together), the weights of the
 // terms with a positive risk are raised together toward backward Euler, theta + a (1 - theta), by
@@ -618,7 +632,8 @@ static int posWeightsGate(const mjModel* m, const mjData* d, mjtNum margin, cons
 #define mjPOSW_RAISED 0.5    // margin of the raised weights: half of stock's cap
 #define mjPOSW_RAISE 64      // grid of the raise
 static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mjtNum* slope,
-                       int* bad, mjtNum* cache, mjtNum* wdof, mjtNum* wten, mjtNum* scratch) {
+                       ctrlState* controls, mjtNum* cache, mjtNum* wdof, mjtNum* wten,
+                       mjtNum* scratch) {
   int nv = m->nv, nu = m->nu;
   mjtNum h = m->opt.timestep;
   const mjtNum* cdof = kdof + nv;
@@ -636,7 +651,8 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
     rdof[dof] = 0;
     if (kdof[dof] > 0) {
       mjtNum c = mjMAX(cdof[dof], 0);
-      wdof[dof] = posWeight(h, kdof[dof], c, m->dof_invweight0[dof], cache ? cache + 3*dof : NULL);
+      mjtNum* entry = cache ? cache + 3*dof : NULL;
+      wdof[dof] = tableWeight(h, kdof[dof], c, m->dof_invweight0[dof], entry);
       rdof[dof] = termRisk(h, kdof[dof], c, wdof[dof]);
       risky |= rdof[dof] > 0;
     }
@@ -649,8 +665,8 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
     if (slope[i] < 0 && m->actuator_trntype[i]==mjTRN_TENDON) {
       mjtNum gear = m->actuator_gear[6*i];
       mjtNum invweight0 = gear * gear * m->tendon_invweight0[m->actuator_trnid[2*i]];
-      cten[i] = mjMAX(actuatorDamping(m, d, i, bad), 0);
-      wten[i] = posWeight(h, -slope[i], cten[i], invweight0, NULL);
+      cten[i] = mjMAX(actuatorDamping(m, d, i, controls), 0);
+      wten[i] = tableWeight(h, -slope[i], cten[i], invweight0, NULL);
       rten[i] = termRisk(h, -slope[i], cten[i], wten[i]);
       risky |= rten[i] > 0;
     }
@@ -697,15 +713,16 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
 // accuracy weight under mjENBL_POSWEIGHT of the term of actuator id (objtype mjOBJ_ACTUATOR) or
 // of the dof of scalar joint id (mjOBJ_JOINT); 1 for a term outside the scope of K
 mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
-  int nv = m->nv, nu = m->nu, bad = -1;
+  int nv = m->nv, nu = m->nu;
+  ctrlState controls = CTRL_UNCHECKED;
   mjtNum weight = 1;
   mjMARKSTACK;
   mjtNum* slope = mj_stackAlloc(d, nu);
   mjtNum* kdof = mj_stackAlloc(d, 3*nv);     // kdof, cdof (dofTerms), wdof
   mjtNum* wten = mj_stackAlloc(d, nu);
   mjtNum* scratch = mj_stackAlloc(d, 2*nv + 3*nu + m->nM);
-  dofTerms(m, d, &bad, slope, kdof);
-  posWeights(m, d, kdof, slope, &bad, NULL, kdof + 2*nv, wten, scratch);
+  dofTerms(m, d, &controls, slope, kdof);
+  posWeights(m, d, kdof, slope, &controls, NULL, kdof + 2*nv, wten, scratch);
 
   // the term's weight: a fixed-tendon servo's own, or its dof's
   if (objtype==mjOBJ_ACTUATOR && id>=0 && id<nu && slope[id] < 0) {
@@ -731,7 +748,7 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
 // of each fixed-tendon servo (posWeights), with which the servos on one joint are left to
 // mjd_dof_pos, which weighs them together with their dof's spring
 static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
-                             const mjtNum* wten, int* bad, mjtNum* matD, mjtNum sclK,
+                             const mjtNum* wten, ctrlState* controls, mjtNum* matD, mjtNum sclK,
                              mjtNum* vec, mjtNum sclKv) {
   int nv = m->nv;
   const mjtNum* qvel = d->qvel;
@@ -745,7 +762,7 @@ static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
       if (!(slope < 0)) {
         continue;
       }
-    } else if (!actuatorRestoring(m, d, i, &slope, bad)) {
+    } else if (!actuatorRestoring(m, d, i, &slope, controls)) {
       continue;
     }
     const mjtNum* moment = d->actuator_moment + i*nv;
@@ -847,11 +864,11 @@ static void mjd_dof_pos(const mjModel* m, const mjData* d, const mjtNum* kdof,
 // add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec, K = -d(qfrc_actuator+qfrc_passive)/dq
 void mjd_implicitPos(const mjModel* m, mjData* d,
                      mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
-  int bad = -1;  // controls bad (actuatorInput), found on first use
+  ctrlState controls = CTRL_UNCHECKED;  // their check (actuatorInput)
 
   // unweighted: by force class
   if (!mjENABLED(mjENBL_POSWEIGHT)) {
-    mjd_actuator_pos(m, d, NULL, NULL, &bad, matD, sclK, vec, sclKv);
+    mjd_actuator_pos(m, d, NULL, NULL, &controls, matD, sclK, vec, sclKv);
     mjd_passive_pos(m, d, matD, sclK, vec, sclKv);
     return;
   }
@@ -864,11 +881,11 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
   mjtNum* kdof = mj_stackAlloc(d, 3*nv);     // kdof, cdof (dofTerms), wdof
   mjtNum* wten = mj_stackAlloc(d, nu);
   mjtNum* scratch = mj_stackAlloc(d, 2*nv + 3*nu + m->nM);
-  int ntendon = dofTerms(m, d, &bad, slope, kdof);
-  posWeights(m, d, kdof, slope, &bad, d->dof_posweightcache, kdof + 2*nv, wten, scratch);
+  int ntendon = dofTerms(m, d, &controls, slope, kdof);
+  posWeights(m, d, kdof, slope, &controls, d->dof_posweightcache, kdof + 2*nv, wten, scratch);
   mjd_dof_pos(m, d, kdof, kdof + 2*nv, matD, sclK, vec, sclKv);
   if (ntendon) {
-    mjd_actuator_pos(m, d, slope, wten, &bad, matD, sclK, vec, sclKv);
+    mjd_actuator_pos(m, d, slope, wten, &controls, matD, sclK, vec, sclKv);
   }
   mjFREESTACK;
 }

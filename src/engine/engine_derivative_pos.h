@@ -54,13 +54,11 @@ typedef enum mjtPosScope_ {
 // and 0 otherwise. Requires mj_fwdActuation (d->actuator_force).
 MJAPI int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope);
 
-// Scope of the spring of joint j under mjENBL_IMPLICITPOS (mjtPosScope). The cases and their
-// reasons are stated once, in the project's README ("Scope: what goes into K").
+// Scope of the spring of joint j under mjENBL_IMPLICITPOS (mjtPosScope).
 MJAPI int mjd_jointPosScope(const mjModel* m, int j);
 
-// Scope of each tendon as a transmission under mjENBL_IMPLICITPOS (mjtPosScope; the cases: the
-// project's README, "Scope: what goes into K"), kept in d->ten_posscope. It depends on the
-// model's structure only and is set by mj_resetData.
+// Scope of each tendon as a transmission under mjENBL_IMPLICITPOS (mjtPosScope), kept in
+// d->ten_posscope. It depends on the model's structure only and is set by mj_resetData.
 void mj_setTendonPosScope(const mjModel* m, mjData* d);
 
 // Input that multiplies the gain of actuator i in mj_fwdActuation: its activation, or its ctrl
