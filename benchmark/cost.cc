@@ -16,6 +16,8 @@
 // Google Benchmark (flag off and on interleaved) and the --profile mode that callgrind runs
 // (callgrind.cc).
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -117,8 +119,26 @@ void RunStep(benchmark::State& state, Case* c, bool on, int warmup) {
 }
 
 // The console reporter, which also files the time per step of each run under its case and flag.
+// No terminal colours unless stdout is a terminal (Google Benchmark's "auto" looks at TERM only,
+// so a redirected run got escape sequences). Its context (CPU, caches, load) is replaced by one
+// line: Debian's libbenchmark is built without NDEBUG and says "Library was built as DEBUG",
+// which concerns its own timing loop only; the code timed is MuJoCo's release build.
 class CollectingReporter : public benchmark::ConsoleReporter {
  public:
+  CollectingReporter() : ConsoleReporter(isatty(fileno(stdout)) ? OO_Defaults : OO_Tabular) {}
+
+  bool ReportContext(const Context& context) override {
+    name_field_width_ = context.name_field_width;
+    printed_header_ = false;
+    prev_counters_.clear();
+    const benchmark::CPUInfo& cpu = context.cpu_info;
+    GetOutputStream() << "timing: Google Benchmark, " << cpu.num_cpus << " CPUs, load "
+                      << (cpu.load_avg.empty() ? 0.0 : cpu.load_avg[0])
+                      << "; the library's own assertions (Debian's build keeps them) are outside"
+                         " the timed MuJoCo code\n";
+    return true;
+  }
+
   // the run registered as `name` times case c with the flag `on`
   void Expect(const std::string& name, Case* c, int on) { runs_[name] = {c, on}; }
 

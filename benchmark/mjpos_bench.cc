@@ -59,10 +59,12 @@
 // report.cc (the markdown), this file (options and the order of the studies).
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -126,6 +128,17 @@ void ApplySmoke(Options* opt) {
 // still sees the warning counters).
 void QuietWarnings() { mju_user_warning = [](const char*) {}; }
 
+// Runs a phase of the suite, saying what it is before and how long it took after (wall clock).
+void Phase(const char* what, const std::function<void()>& run) {
+  std::printf("mjpos_bench: %s ...\n", what);
+  std::fflush(stdout);
+  auto t0 = std::chrono::steady_clock::now();
+  run();
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("mjpos_bench: %s: done in %.0f s\n", what, s);
+  std::fflush(stdout);
+}
+
 // --accuracy_only and --posweight_only: part 4 or 5 alone, its table on stdout.
 int OnePart(const Options& opt) {
   QuietWarnings();
@@ -143,16 +156,22 @@ int Suite(const Options& opt, const std::string& machine, const std::string& ver
     std::fprintf(stderr, "mjpos_bench: a model did not load\n");
     return 1;
   }
-  // instruction counts first, so that the children do not disturb the timing
+  // instruction counts first, so that the children do not disturb the timing; each part says
+  // what it does and, when done, how long it took
   bool callgrind_failed;
-  std::string callgrind_note = CountInstructions(cases, opt, &callgrind_failed);
-  TimeCases(cases, opt);
+  std::string callgrind_note;
+  Phase("part 1: instructions per step (callgrind)",
+        [&]() { callgrind_note = CountInstructions(cases, opt, &callgrind_failed); });
+  Phase("part 1: time per step, flag off and on", [&]() { TimeCases(cases, opt); });
   StackLimit limit;
-  if (!opt.smoke) limit = FindStackLimit();
+  if (!opt.smoke) Phase("part 3: stack of long chains", [&]() { limit = FindStackLimit(); });
   QuietWarnings();
-  std::vector<Part2Row> stiffness = EqualStiffness(opt);
-  std::vector<Part4Row> accuracy = EqualAccuracy(opt);
-  std::vector<Part5Row> coupled = CoupledAccuracy(opt);
+  std::vector<Part2Row> stiffness;
+  std::vector<Part4Row> accuracy;
+  std::vector<Part5Row> coupled;
+  Phase("part 2: throughput at equal stiffness", [&]() { stiffness = EqualStiffness(opt); });
+  Phase("part 4: equal accuracy on tracking", [&]() { accuracy = EqualAccuracy(opt); });
+  Phase("part 5: the weighted mode on coupled models", [&]() { coupled = CoupledAccuracy(opt); });
 
   std::ostringstream md;
   WriteCost(md, opt, machine, version, cases, callgrind_note);
