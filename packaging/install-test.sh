@@ -142,8 +142,12 @@ echo "install-test: mujoco-testxml, mujoco-testspeed on the one-hinge model"
 # 4. binary compatibility with stock 2.2.2: the packaged library and headers
 build=${2:-$root/build}
 if [ -x "$build/stock/bin/mjpos_abi_probe" ]; then
-  echo "install-test: test/abi/compat_check.sh $build $libdir $sysroot/usr/include"
-  bash "$root/test/abi/compat_check.sh" "$build" "$libdir" "$sysroot/usr/include"
+  # against Debian's own stock library where installed (built with Debian's flags, as the
+  # packages are), else the build's stock library
+  stock=$(dirname "$(ls /usr/lib/*/libmujoco.so.2.2.2 2>/dev/null | head -n 1)" 2>/dev/null)
+  [ -f "$stock/libmujoco.so.2.2.2" ] || stock=$build/stock/lib
+  echo "install-test: test/abi/compat_check.sh $build $libdir $incdir $stock"
+  bash "$root/test/abi/compat_check.sh" "$build" "$libdir" "$incdir" "$stock"
 else
   echo "install-test: no build with the stock programs in $build: binary compatibility not checked" >&2
   exit 1

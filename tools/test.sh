@@ -7,7 +7,11 @@
 #     by ctest;
 #  3. a fixed subset of the mutation gate (tools/mutate.sh --subset=12, build directory build-mut);
 #  4. each patch of the 2.2.2 series builds on its own, in order (tools/patches.sh build-each,
-#     working copy and build directory under $BUILD_DIR-series).
+#     working copy and build directory under $BUILD_DIR-series);
+#  5. the Debian packages: built from Debian's source package mujoco 2.2.2-3 with the series
+#     (packaging/build-debs.sh into $BUILD_DIR-debs, Debian's build-time tests and lintian; with
+#     the stand-in debian/ where the archive does not serve Debian's), then their install test,
+#     binary compatibility with Debian's own stock library included (packaging/install-test.sh).
 # Build directories: $BUILD_DIR (default: build) and $BUILD_DIR-asan. Set MJPOS_SKIP_ASAN=1 to
 # skip step 1. Extra arguments are passed to the final ctest.
 set -euo pipefail
@@ -55,3 +59,7 @@ series="$build-series"
 rm -rf "$series"
 bash tools/patches.sh checkout "$series/wc" "$build/_pristine/mujoco-2.2.2"
 bash tools/patches.sh build-each "$series/wc" "$series/build"
+
+# 5. the Debian packages and their install test
+MJPOS_DEBIAN_STANDIN=1 bash packaging/build-debs.sh "$build-debs"
+bash packaging/install-test.sh "$build-debs" "$build"
