@@ -1,0 +1,36 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+#ifndef MUJOCO_SRC_ENGINE_ENGINE_INVERSE_DISCRETE_H_
+#define MUJOCO_SRC_ENGINE_ENGINE_INVERSE_DISCRETE_H_
+
+#include <mujoco/mjdata.h>
+#include <mujoco/mjmodel.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Converts the discrete-time qacc = (qvel_next - qvel)/h of one mj_step to the continuous-time
+// qacc, in place, for the integrator of m (mjENBL_INVDISCRETE): M*qacc_c = Mhat*qacc + shift,
+// with Mhat and shift those of the step (Euler: M + h*diag(dof_damping); implicit: M - h*qDeriv,
+// and with mjENBL_IMPLICITPOS + h^2*K and the shift h*K*qvel). RK4 is an error. Requires the
+// position and velocity stages (qLD factorized).
+void mj_discreteAcc(const mjModel* m, mjData* d);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // MUJOCO_SRC_ENGINE_ENGINE_INVERSE_DISCRETE_H_
