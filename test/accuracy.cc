@@ -55,14 +55,15 @@ std::string ChainSpecXml(const ChainSpec& spec, double h) {
     xml << "  <tendon><fixed name=\"t\"><joint joint=\"j" << spec.tendon << "\" coef=\"1\"/>"
         << "<joint joint=\"j" << spec.tendon + 1 << "\" coef=\"-0.5\"/></fixed></tendon>\n";
   }
+  const char* tendon_servo =
+      "    <general tendon=\"t\" gainprm=\"1\" biastype=\"affine\" biasprm=\"0 -1 0\"/>\n";
   xml << "  <actuator>\n";
+  if (spec.tendon >= 0 && spec.tendon_first) xml << tendon_servo;
   for (int i = 0; i < spec.n; ++i) {
     xml << "    <general joint=\"j" << i << "\" gear=\"" << at(spec.gear, i, 1)
         << "\" gainprm=\"1\" biastype=\"affine\" biasprm=\"0 -1 0\"/>\n";
   }
-  if (spec.tendon >= 0) {
-    xml << "    <general tendon=\"t\" gainprm=\"1\" biastype=\"affine\" biasprm=\"0 -1 0\"/>\n";
-  }
+  if (spec.tendon >= 0 && !spec.tendon_first) xml << tendon_servo;
   xml << "  </actuator>\n</mujoco>\n";
   return xml.str();
 }

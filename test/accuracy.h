@@ -35,8 +35,9 @@ namespace mjpos {
 // A serial chain of n capsule links for the coupled studies: joint i a hinge (axes alternating y
 // and z) or, where slide[i], a slide along the link; joint i driven by a position servo with gear
 // gear[i]; where tendon >= 0 also a servo on a fixed tendon over joints tendon and tendon + 1
-// (coefficients 1 and -0.5). Link lengths and masses are given per link; gravity on, contact off,
-// armature `armature` on every joint, timestep h. Gains are set by TuneServos.
+// (coefficients 1 and -0.5), the last actuator or, where tendon_first, the first. Link lengths and
+// masses are given per link; gravity on, contact off, armature `armature` on every joint, timestep
+// h. Gains are set by TuneServos.
 struct ChainSpec {
   int n = 3;
   std::vector<bool> slide;      // n entries (default: all hinges)
@@ -44,6 +45,7 @@ struct ChainSpec {
   std::vector<double> length;   // n entries (default: 0.2)
   std::vector<double> mass;     // n entries (default: 0.5)
   int tendon = -1;
+  bool tendon_first = false;
   double armature = 0;
 };
 std::string ChainSpecXml(const ChainSpec& spec, double h);

@@ -49,9 +49,9 @@
 //      and under implicit; flag on (with invdiscrete and posweight) equals stock under Euler and
 //      RK4. Without the stock library this property is skipped and the output says so.
 // Teeth: with 100 models or more, some implicit models must change with the flag, some round
-// trips must be checked, and stock must hash most of the sample. Output: one line "models: N,
-// steps: M, failures: F" (M: mj_step calls in this process); every failure names the seed and the
-// model index.
+// trips must be checked, and stock must hash most of the sample. Output: the run's size as the
+// properties "models" and "steps" (mj_step calls in this process) of the XML report
+// (--gtest_output=xml); every failure names the seed and the model index.
 //
 // Options (command line, or environment for ctest):
 //   --models=N  MJPOS_PROPERTY_MODELS  number of models (default 500)
