@@ -82,12 +82,9 @@ int Spawn(const std::vector<std::string>& args, const std::string& log, pid_t* p
   return err;
 }
 
-}  // namespace
-
-// As many children run at a time as there are logical CPUs (off and on of a model side by side).
-std::string CountInstructions(const Cases& cases, const Options& opt, bool* failed) {
-  *failed = false;
-  std::string dir = opt.out.substr(0, opt.out.find_last_of('/') + 1) + "callgrind";
+// the runs of the models that opt.callgrind selects, flag off and on, their files under dir
+std::vector<CallgrindRun> PlanRuns(const Cases& cases, const Options& opt,
+                                   const std::string& dir) {
   std::vector<CallgrindRun> runs;
   std::string list = "," + opt.callgrind + ",";
   for (const auto& c : cases) {
@@ -103,33 +100,37 @@ std::string CountInstructions(const Cases& cases, const Options& opt, bool* fail
       runs.push_back(r);
     }
   }
-  if (runs.empty()) return "";
-  if (!MJPOS_HAVE_CALLGRIND) {
-    return "Instructions: not counted, mjpos_bench was built without valgrind/callgrind.h "
-           "(tools/setup.sh installs valgrind).";
-  }
-  mkdir(dir.c_str(), 0777);
-  for (const CallgrindRun& r : runs) {
-    if (r.on == 0 && !WriteState(r.state, *r.c)) {
-      std::fprintf(stderr, "mjpos_bench: cannot write %s\n", r.state.c_str());
-      *failed = true;
-      return "Instructions: not counted (cannot write the warm states).";
-    }
-  }
+  return runs;
+}
 
-  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::printf("mjpos_bench: callgrind, %zu runs, %d at a time, profiles in %s/\n", runs.size(),
-              jobs, dir.c_str());
+// reads the count of a finished run into its case, or marks the stage failed
+void Collect(CallgrindRun* r, int status, bool* failed) {
+  double total = CallgrindTotal(r->out);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - r->start).count();
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && total >= 0) {
+    r->c->instr[r->on] = total / kBatchSteps;
+    std::printf("mjpos_bench: callgrind %s, flag %s: %s instructions per step (%.1f s)\n",
+                r->c->name.c_str(), r->on ? "on" : "off", Count(r->c->instr[r->on]).c_str(),
+                seconds);
+  } else {
+    std::fprintf(stderr, "mjpos_bench: callgrind run failed, see %s\n", r->log.c_str());
+    *failed = true;
+  }
   std::fflush(stdout);
+}
+
+// runs every run under valgrind, jobs at a time; false if valgrind is not found. cpu: the
+// children's CPU seconds
+bool RunAll(std::vector<CallgrindRun>* runs, const Options& opt, int jobs, bool* failed,
+            double* cpu) {
   std::string self = SelfPath();
-  auto t0 = std::chrono::steady_clock::now();
   size_t next = 0;
   int running = 0;
   bool missing = false;
-  double cpu = 0;  // of the children
   while (true) {
-    while (!missing && next < runs.size() && running < jobs) {
-      CallgrindRun& r = runs[next++];
+    while (!missing && next < runs->size() && running < jobs) {
+      CallgrindRun& r = (*runs)[next++];
       std::vector<std::string> args = {
           "valgrind", "--tool=callgrind", "--instr-atstart=no", "--toggle-collect=mj_step",
           "--callgrind-out-file=" + r.out, self, Fmt("--warmup=%d", opt.warmup),
@@ -155,27 +156,45 @@ std::string CountInstructions(const Cases& cases, const Options& opt, bool* fail
       if (errno == EINTR) continue;
       break;
     }
-    for (CallgrindRun& r : runs) {
+    for (CallgrindRun& r : *runs) {
       if (r.pid != pid) continue;
       running--;
-      cpu += usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
-             1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-      double total = CallgrindTotal(r.out);
-      double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
-      if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && total >= 0) {
-        r.c->instr[r.on] = total / kBatchSteps;
-        std::printf("mjpos_bench: callgrind %s, flag %s: %s instructions per step (%.1f s)\n",
-                    r.c->name.c_str(), r.on ? "on" : "off", Count(r.c->instr[r.on]).c_str(),
-                    seconds);
-      } else {
-        std::fprintf(stderr, "mjpos_bench: callgrind run failed, see %s\n", r.log.c_str());
-        *failed = true;
-      }
-      std::fflush(stdout);
+      *cpu += usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+              1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+      Collect(&r, status, failed);
     }
   }
-  if (missing) {
+  return !missing;
+}
+
+}  // namespace
+
+// As many children run at a time as there are logical CPUs (off and on of a model side by side).
+std::string CountInstructions(const Cases& cases, const Options& opt, bool* failed) {
+  *failed = false;
+  std::string dir = opt.out.substr(0, opt.out.find_last_of('/') + 1) + "callgrind";
+  std::vector<CallgrindRun> runs = PlanRuns(cases, opt, dir);
+  if (runs.empty()) return "";
+  if (!MJPOS_HAVE_CALLGRIND) {
+    return "Instructions: not counted, mjpos_bench was built without valgrind/callgrind.h "
+           "(tools/setup.sh installs valgrind).";
+  }
+  mkdir(dir.c_str(), 0777);
+  for (const CallgrindRun& r : runs) {
+    if (r.on == 0 && !WriteState(r.state, *r.c)) {
+      std::fprintf(stderr, "mjpos_bench: cannot write %s\n", r.state.c_str());
+      *failed = true;
+      return "Instructions: not counted (cannot write the warm states).";
+    }
+  }
+
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::printf("mjpos_bench: callgrind, %zu runs, %d at a time, profiles in %s/\n", runs.size(),
+              jobs, dir.c_str());
+  std::fflush(stdout);
+  auto t0 = std::chrono::steady_clock::now();
+  double cpu = 0;  // of the children
+  if (!RunAll(&runs, opt, jobs, failed, &cpu)) {
     std::fprintf(stderr, "mjpos_bench: valgrind not found, no instruction counts\n");
     return "Instructions: not counted, valgrind not found (tools/setup.sh installs it).";
   }

@@ -33,8 +33,8 @@
 #include <mujoco/mujoco.h>
 
 #include "benchmark/mjpos_bench.h"
-#include "servo_report/one_dof.h"
-#include "test/models.h"
+#include "support/one_dof.h"
+#include "support/models.h"
 
 namespace mjpos::bench {
 
@@ -90,12 +90,6 @@ std::string Version() {
              v % 10);
 }
 
-double Median(std::vector<double> x) {
-  std::sort(x.begin(), x.end());
-  size_t n = x.size();
-  if (n == 0) return NAN;
-  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
 double Min(const std::vector<double>& x) { return *std::min_element(x.begin(), x.end()); }
 double Max(const std::vector<double>& x) { return *std::max_element(x.begin(), x.end()); }
 

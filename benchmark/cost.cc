@@ -31,8 +31,8 @@
 #include <mujoco/mujoco.h>
 
 #include "benchmark/mjpos_bench.h"
-#include "servo_report/one_dof.h"
-#include "test/models.h"
+#include "support/one_dof.h"
+#include "support/models.h"
 
 namespace mjpos::bench {
 

@@ -14,7 +14,7 @@
 
 // Part 5 of mjpos_bench, the weighted mode's accuracy on coupled models: chains, the 7-dof arm and
 // the servo humanoid (contact off), every servo tuned from its reflected inertia to one f_n and
-// zeta, every class of input of test/accuracy.h, h = 1, 2, 5, 10 ms; the worst class's error of
+// zeta, every class of input of support/accuracy.h, h = 1, 2, 5, 10 ms; the worst class's error of
 // stock, backward Euler and the weighted mode against stock at h/100, and the mode's ratio to
 // the baseline (stock where it ran stably, else backward Euler). The settings run on every core.
 
@@ -28,8 +28,8 @@
 #include <mujoco/mujoco.h>
 
 #include "benchmark/mjpos_bench.h"
-#include "test/accuracy.h"
-#include "test/models.h"
+#include "support/accuracy.h"
+#include "support/models.h"
 
 namespace mjpos::bench {
 namespace {

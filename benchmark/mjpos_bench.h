@@ -26,6 +26,7 @@
 #include <vector>
 
 #include <mujoco/mujoco.h>
+#include "support/models.h"  // Median
 
 // Callgrind's client requests (from Debian's valgrind package); without them, no instruction counts
 #if __has_include(<valgrind/callgrind.h>)
@@ -88,8 +89,7 @@ void AddCtrlNoise(const mjModel* m, mjData* d, int step);
 // the number of bad-state warnings (qpos, qvel, qacc) d has raised
 int BadWarnings(const mjData* d);
 
-// statistics of a sample (Median of none: NaN; Min and Max need one)
-double Median(std::vector<double> x);
+// statistics of a sample besides mjpos::Median (support/models.h): Min and Max need one
 double Min(const std::vector<double>& x);
 double Max(const std::vector<double>& x);
 

@@ -141,8 +141,8 @@ void WriteStiffness(std::ostream& md, const Options& opt, const std::vector<Part
         "flag @ 5 ms, one hinge: delivered f (Hz), amplitude factor per step |\n"
         "|---|---|---|---|---|---|---|---|\n";
   for (const Part2Row& r : rows) {
-    md << Fmt("| %s | %g | %.3g - %.3g | %s%.3f | %s | %.1f, %.1f, **%.2f** | %.1f, %.1f, **%.2f** | "
-              "%.1f, %.3f |\n",
+    md << Fmt("| %s | %g | %.3g - %.3g | %s%.3f | %s | %.1f, %.1f, **%.2f** | "
+              "%.1f, %.1f, **%.2f** | %.1f, %.3f |\n",
               r.subject.c_str(), r.fn, r.kp_min, r.kp_max, r.hmax_clipped ? ">= " : "",
               1e3 * r.hmax, r.flag_stable ? "yes" : "NO", r.stock_rate, r.flag_rate,
               r.stock_rate > 0 ? r.flag_rate / r.stock_rate : NAN, r.stock_rate_cpu,
@@ -162,8 +162,8 @@ void WriteAccuracy(std::ostream& md, const std::vector<Part4Row>& rows) {
         "the servos, of q - q_ref, relative to the motion's 0.1 rad; q_ref is stock implicit at "
         "h_ref = period/4000, its targets set at each of its steps. Largest h: on a geometric grid "
         "(factor 1.1) of multiples of h_ref, the largest up to which every h meets the bound and "
-        "tracks stably for 0.5 s. Throughput: simulated seconds per wall second of the same tracking at that h (0.5 s "
-        "trajectories, at least 0.2 CPU s; wall clock, noisy). Schemes: stock `implicit`, "
+        "tracks stably for 0.5 s. Throughput: simulated seconds per wall second of the same "
+        "tracking at that h (0.5 s trajectories, at least 0.2 CPU s; wall clock, noisy). Schemes: stock `implicit`, "
         "backward Euler (`implicitpos`), weighted (`implicitpos` + `posweight`).\n\n";
   md << "| model | f_n (Hz) | zeta | error bound | largest h (ms): stock, BE, weighted | "
         "h ratio: BE / stock, weighted / stock | sim s / wall s: stock, BE, weighted | "
@@ -187,7 +187,7 @@ void WriteCoupledAccuracy(std::ostream& md, const std::vector<Part5Row>& rows) {
         "W/w_n = 0.02, 0.1, 0.3 and 1, a load: gravity on the chains and the arm, a generalized "
         "force on the humanoid), amplitude 0.01, windows of 20/w_n or one period of the target, "
         "at most 1 s; each scheme against stock `implicit` at h/100 with the same targets held "
-        "over each step (test/accuracy.h). Columns: the worst class's RMS error of each scheme "
+        "over each step (support/accuracy.h). Columns: the worst class's RMS error of each scheme "
         "(relative to the amplitude; inf: diverged), and the weighted mode's worst ratio to the "
         "baseline, stock where it ran stably on every class, else backward Euler.\n\n";
   md << "| model | f_n (Hz) | zeta | h (ms) | h w_n | stock | backward Euler | weighted | "

@@ -22,7 +22,7 @@
 #include <mujoco/mujoco.h>
 
 #include "benchmark/mjpos_bench.h"
-#include "servo_report/one_dof.h"
+#include "support/one_dof.h"
 
 namespace mjpos::bench {
 namespace {

@@ -23,8 +23,8 @@
 #include <Eigen/Dense>
 #include <mujoco/mujoco.h>
 #include "peer/peer.h"
-#include "servo_report/one_dof.h"
-#include "test/models.h"
+#include "support/one_dof.h"
+#include "support/models.h"
 
 namespace mjpos::peer {
 namespace {

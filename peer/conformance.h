@@ -24,7 +24,7 @@
 
 #include <mujoco/mujoco.h>
 #include "peer/peer.h"
-#include "test/models.h"
+#include "support/models.h"
 
 namespace mjpos::peer {
 

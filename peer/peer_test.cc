@@ -24,7 +24,7 @@
 #include <gtest/gtest.h>
 #include "peer/conformance.h"
 #include "peer/peer.h"
-#include "test/models.h"
+#include "support/models.h"
 
 namespace mjpos::peer {
 namespace {

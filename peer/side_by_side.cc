@@ -34,8 +34,8 @@
 #include <mujoco/mujoco.h>
 #include "peer/conformance.h"
 #include "peer/peer.h"
-#include "servo_report/one_dof.h"
-#include "test/models.h"
+#include "support/one_dof.h"
+#include "support/models.h"
 
 namespace mjpos::peer {
 namespace {
@@ -324,7 +324,9 @@ void AccuracyTable(std::ostream& out) {
     double I = inertias[i], kp = kps[i], kv = kvs[i];
     std::vector<double> peer[2];
     for (int k = 0; k < 2; ++k) {
-      for (const Json& row : results[2 * i + k]["trace"]["qpos"]) peer[k].push_back(Numbers(row)[0]);
+      for (const Json& row : results[2 * i + k]["trace"]["qpos"]) {
+        peer[k].push_back(Numbers(row)[0]);
+      }
     }
     out << "| " << points[i].hw << " | " << points[i].zeta << " | "
         << cell(Rms(ours_off[i], I, kp, kv, h)) << " | " << cell(Rms(ours_on[i], I, kp, kv, h))
@@ -400,12 +402,6 @@ void ReportTable(std::ostream& out) {
 
 //---------------------------------------- 5. cost ------------------------------------------------
 
-double Median(std::vector<double> x) {
-  std::sort(x.begin(), x.end());
-  size_t n = x.size();
-  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
-
 void CostTable(std::ostream& out, int repetitions) {
   const int steps = 500;
   struct Row {
@@ -429,7 +425,8 @@ void CostTable(std::ostream& out, int repetitions) {
          "inside the one WebAssembly build under Node.js; ours: native, in one process. Wall "
          "clock on a shared machine scatters by ±30 %: for ours the instruction counts of the "
          "main job's cost table decide.\n\n"
-         "| model | 3.14 discrete / implicitfast | 3.14 discrete / implicit | ours flag on / off |\n"
+         "| model | 3.14 discrete / implicitfast | 3.14 discrete / implicit "
+         "| ours flag on / off |\n"
          "|---|---|---|---|\n";
   for (const Row& row : rows) {
     Case c = row.make();
@@ -498,7 +495,7 @@ void ScopeTable(std::ostream& out) {
   Json results = Run(jobs);
   auto word = [](bool stable) { return stable ? "stable" : "diverges"; };
   out << "## Scope: the scope tests' configurations beyond the stock cap\n\n"
-         "Each configuration of `test/models.h` `ScopeConfigurations` (the scope tests'), with "
+         "Each configuration of `support/models.h` `ScopeConfigurations` (the scope tests'), with "
          "servo gain and joint stiffness 1e6 (kv 1; far above the stock cap of these 0.01 "
          "kg·m² links at 5 ms), 2 s from a moving start. Gain-free actuators (adhesion, muscle, "
          "motor) and the non-restoring slope keep their own parameters. 'in scope': the flag "

@@ -24,6 +24,7 @@
 
 #include <mujoco/mujoco.h>
 #include "servo_report/servo_report.h"
+#include "support/models.h"  // LoadWithServos
 
 namespace {
 

@@ -145,7 +145,8 @@ void DescribeTransmission(const mjModel* m, int i, ServoRow* row) {
       break;
     case mjTRN_SLIDERCRANK:
       row->transmission = "slidercrank";
-      row->target = Name(m, mjOBJ_SITE, id) + "/" + Name(m, mjOBJ_SITE, m->actuator_trnid[2 * i + 1]);
+      row->target = Name(m, mjOBJ_SITE, id) + "/" +
+                    Name(m, mjOBJ_SITE, m->actuator_trnid[2 * i + 1]);
       break;
     default:
       row->transmission = "?";
@@ -159,8 +160,9 @@ const char* ExcludedWhy(int scope, const ServoRow& row) {
     case mjPOSSCOPE_CLAMPED: return "force on its forcerange clamp";
     case mjPOSSCOPE_GAINBIAS: return "muscle or user gain/bias";
     case mjPOSSCOPE_TRANSMISSION:
-      return row.spring ? "ball/free joint spring"
-                        : "transmission not a hinge/slide or a fixed tendon listing each joint once";
+      return row.spring
+                 ? "ball/free joint spring"
+                 : "transmission not a hinge/slide or a fixed tendon listing each joint once";
     case mjPOSSCOPE_BRANCH: return "fixed tendon not on one kinematic chain";
     case mjPOSSCOPE_DISABLED: return row.spring ? "passive forces disabled" : "actuation disabled";
   }
@@ -281,7 +283,9 @@ void AnalyzeSystem(const mjModel* m, const mjData* d, const std::vector<ServoRow
     L.Bj.setZero();
   }
 
-  auto stable = [&](double s) { return SystemRadius(L, integrator, false, h, s) <= 1 + kUnstableTol; };
+  auto stable = [&](double s) {
+    return SystemRadius(L, integrator, false, h, s) <= 1 + kUnstableTol;
+  };
   sys->rho = SystemRadius(L, integrator, false, h, 1);
   // margin: scan factors 2^k, then bisect the first crossing
   double lo, hi, crossing = 0;
@@ -359,6 +363,108 @@ const char* VerdictName(Verdict v) {
   return "?";
 }
 
+namespace {
+
+// reflected inertia and joint damping of row along the moment row mom (x: nv of scratch)
+void Reflect(const mjModel* m, mjData* d, const mjtNum* mom, mjtNum* x, ServoRow* row) {
+  double mMm = InverseReflectedInertia(m, d, mom, x);
+  if (!(mMm > 0)) {
+    row->inertia = kInf;
+    return;
+  }
+  row->inertia = 1 / mMm;
+  // mode shape phi = M^-1 m' / (m M^-1 m'): unit length change, least kinetic energy
+  bool passive = !(m->opt.disableflags & mjDSBL_PASSIVE);
+  double b = 0;
+  for (int k = 0; k < m->nv && passive; ++k) {
+    double phi = x[k] / mMm;
+    b += m->dof_damping[k] * phi * phi;
+  }
+  row->damping = b;
+}
+
+// the row of actuator i: its scope, slopes (the engine's; a muscle's by central differences),
+// reflected inertia and one-dof analysis (x: nv of scratch)
+ServoRow ActuatorRow(const mjModel* m, mjData* d, int i, const ServoOptions& options,
+                     int integrator, double h, mjtNum* x) {
+  ServoRow row;
+  row.id = i;
+  row.name = Name(m, mjOBJ_ACTUATOR, i);
+  row.gear = m->actuator_gear[6 * i];
+  row.gain = GainName(m, i);
+  DescribeTransmission(m, i, &row);
+
+  row.scope = mjd_actuatorPosScope(m, d, i, nullptr);
+  row.scope_name = ScopeName(row.scope);
+  row.in_scope = row.scope == mjPOSSCOPE_RESTORING;
+  if (!row.in_scope) row.why = ExcludedWhy(row.scope, row);
+  if (options.posweight && row.in_scope) row.theta = mjd_posWeight(m, d, mjOBJ_ACTUATOR, i);
+
+  // position and velocity slopes from the engine; a muscle's by central differences
+  mjtNum slopes[2];
+  bool affine = mjd_actuatorSlopes(m, d, i, slopes);
+  int gt = m->actuator_gaintype[i], bt = m->actuator_biastype[i];
+  bool muscle = (gt == mjGAIN_MUSCLE || gt == mjGAIN_FIXED) &&
+                (bt == mjBIAS_MUSCLE || bt == mjBIAS_NONE) &&
+                (gt == mjGAIN_MUSCLE || bt == mjBIAS_MUSCLE);
+  bool actuation = !(m->opt.disableflags & mjDSBL_ACTUATION);
+  double input = mjd_actuatorInput(m, d, i);
+  if (!actuation) {
+    row.slopes_known = true;  // no actuator forces at all
+  } else if (affine) {
+    row.kp = -slopes[0];
+    row.kv = -slopes[1];
+    row.slopes_known = true;
+  } else if (muscle) {
+    // muscle: central differences of the force-length-velocity curves
+    double len = d->actuator_length[i], vel = d->actuator_velocity[i];
+    double lr = m->actuator_lengthrange[2 * i + 1] - m->actuator_lengthrange[2 * i];
+    double el = 1e-6 * std::max(lr, 1e-6), ev = 1e-6 * std::max(1.0, std::abs(vel));
+    row.kp = -(MuscleForce(m, i, input, len + el, vel) -
+               MuscleForce(m, i, input, len - el, vel)) / (2 * el);
+    row.kv = -(MuscleForce(m, i, input, len, vel + ev) -
+               MuscleForce(m, i, input, len, vel - ev)) / (2 * ev);
+    row.slopes_known = std::isfinite(row.kp) && std::isfinite(row.kv);
+  }
+  Reflect(m, d, d->actuator_moment + i * m->nv, x, &row);
+  AnalyzeRow(integrator, h, &row);
+  return row;
+}
+
+// the row of the spring of joint j (stiffness k > 0): its scope, and for a hinge or slide its
+// reflected inertia and one-dof analysis (x, unit: nv of scratch)
+ServoRow SpringRow(const mjModel* m, mjData* d, int j, const ServoOptions& options,
+                   int integrator, double h, mjtNum* x, std::vector<mjtNum>* unit) {
+  bool passive = !(m->opt.disableflags & mjDSBL_PASSIVE);
+  ServoRow row;
+  row.spring = true;
+  row.id = j;
+  row.name = Name(m, mjOBJ_JOINT, j);
+  int type = m->jnt_type[j];
+  row.transmission = std::string(JointTypeName(type)) + " spring";
+  row.target = Name(m, mjOBJ_JOINT, j) + " (" + DofList(m, j) + ")";
+  row.gain = "stiffness";
+  bool scalar = type == mjJNT_HINGE || type == mjJNT_SLIDE;
+  row.scope = mjd_jointPosScope(m, j);
+  row.scope_name = ScopeName(row.scope);
+  row.in_scope = row.scope == mjPOSSCOPE_RESTORING;
+  if (!row.in_scope) row.why = ExcludedWhy(row.scope, row);
+  if (options.posweight && row.in_scope) row.theta = mjd_posWeight(m, d, mjOBJ_JOINT, j);
+  row.kp = passive ? m->jnt_stiffness[j] : 0;
+  row.slopes_known = true;
+  if (scalar) {
+    std::fill(unit->begin(), unit->end(), 0);
+    (*unit)[m->jnt_dofadr[j]] = 1;
+    Reflect(m, d, unit->data(), x, &row);
+    AnalyzeRow(integrator, h, &row);
+  } else {
+    row.inertia = kInf;  // one-dof analysis does not apply; part of the coupled system
+  }
+  return row;
+}
+
+}  // namespace
+
 bool AnalyzeServos(const mjModel* model, const ServoOptions& options, ServoReport* report,
                    std::string* error) {
   auto fail = [&](const std::string& msg) {
@@ -386,6 +492,7 @@ bool AnalyzeServos(const mjModel* model, const ServoOptions& options, ServoRepor
   report->integrator = integrator;
   report->key = options.key;
   report->nv = m->nv;
+  report->posweight = options.posweight;
 
   // state: qpos0 or keyframe; mj_forward gives qM, its factor, moments and actuator forces
   mjData* d = mj_makeData(m);
@@ -398,105 +505,15 @@ bool AnalyzeServos(const mjModel* model, const ServoOptions& options, ServoRepor
   }
   mj_forward(m, d);
 
-  // mjENBL_POSWEIGHT's weights
-  report->posweight = options.posweight;
-
+  // a row per actuator and per joint spring
   int nv = m->nv;
   std::vector<mjtNum> x(std::max(nv, 1)), unit(std::max(nv, 1));
-  bool passive = !(m->opt.disableflags & mjDSBL_PASSIVE);
-
-  // reflected inertia and joint damping along the moment row mom
-  auto reflect = [&](const mjtNum* mom, ServoRow* row) {
-    double mMm = InverseReflectedInertia(m, d, mom, x.data());
-    if (!(mMm > 0)) {
-      row->inertia = kInf;
-      return;
-    }
-    row->inertia = 1 / mMm;
-    // mode shape phi = M^-1 m' / (m M^-1 m'): unit length change, least kinetic energy
-    double b = 0;
-    for (int k = 0; k < nv && passive; ++k) {
-      double phi = x[k] / mMm;
-      b += m->dof_damping[k] * phi * phi;
-    }
-    row->damping = b;
-  };
-
-  // actuators
   for (int i = 0; i < m->nu; ++i) {
-    ServoRow row;
-    row.id = i;
-    row.name = Name(m, mjOBJ_ACTUATOR, i);
-    row.gear = m->actuator_gear[6 * i];
-    row.gain = GainName(m, i);
-    DescribeTransmission(m, i, &row);
-
-    row.scope = mjd_actuatorPosScope(m, d, i, nullptr);
-    row.scope_name = ScopeName(row.scope);
-    row.in_scope = row.scope == mjPOSSCOPE_RESTORING;
-    if (!row.in_scope) row.why = ExcludedWhy(row.scope, row);
-    if (options.posweight && row.in_scope) row.theta = mjd_posWeight(m, d, mjOBJ_ACTUATOR, i);
-
-    // position and velocity slopes from the engine; a muscle's by central differences
-    mjtNum slopes[2];
-    bool affine = mjd_actuatorSlopes(m, d, i, slopes);
-    int gt = m->actuator_gaintype[i], bt = m->actuator_biastype[i];
-    bool muscle = (gt == mjGAIN_MUSCLE || gt == mjGAIN_FIXED) &&
-                  (bt == mjBIAS_MUSCLE || bt == mjBIAS_NONE) &&
-                  (gt == mjGAIN_MUSCLE || bt == mjBIAS_MUSCLE);
-    bool actuation = !(m->opt.disableflags & mjDSBL_ACTUATION);
-    double input = mjd_actuatorInput(m, d, i);
-    if (!actuation) {
-      row.slopes_known = true;  // no actuator forces at all
-    } else if (affine) {
-      row.kp = -slopes[0];
-      row.kv = -slopes[1];
-      row.slopes_known = true;
-    } else if (muscle) {
-      // muscle: central differences of the force-length-velocity curves
-      double len = d->actuator_length[i], vel = d->actuator_velocity[i];
-      double lr = m->actuator_lengthrange[2 * i + 1] - m->actuator_lengthrange[2 * i];
-      double el = 1e-6 * std::max(lr, 1e-6), ev = 1e-6 * std::max(1.0, std::abs(vel));
-      row.kp = -(MuscleForce(m, i, input, len + el, vel) -
-                 MuscleForce(m, i, input, len - el, vel)) / (2 * el);
-      row.kv = -(MuscleForce(m, i, input, len, vel + ev) -
-                 MuscleForce(m, i, input, len, vel - ev)) / (2 * ev);
-      row.slopes_known = std::isfinite(row.kp) && std::isfinite(row.kv);
-    }
-    reflect(d->actuator_moment + i * nv, &row);
-    AnalyzeRow(integrator, h, &row);
-    report->rows.push_back(row);
+    report->rows.push_back(ActuatorRow(m, d, i, options, integrator, h, x.data()));
   }
-
-  // joint springs
   for (int j = 0; j < m->njnt; ++j) {
-    double k = m->jnt_stiffness[j];
-    if (!(k > 0)) continue;
-    ServoRow row;
-    row.spring = true;
-    row.id = j;
-    row.name = Name(m, mjOBJ_JOINT, j);
-    int type = m->jnt_type[j];
-    row.transmission = std::string(JointTypeName(type)) + " spring";
-    row.target = Name(m, mjOBJ_JOINT, j) + " (" + DofList(m, j) + ")";
-    row.gain = "stiffness";
-    bool scalar = type == mjJNT_HINGE || type == mjJNT_SLIDE;
-    row.scope = mjd_jointPosScope(m, j);
-    row.scope_name = ScopeName(row.scope);
-    row.in_scope = row.scope == mjPOSSCOPE_RESTORING;
-    if (!row.in_scope) row.why = ExcludedWhy(row.scope, row);
-    if (options.posweight && row.in_scope) row.theta = mjd_posWeight(m, d, mjOBJ_JOINT, j);
-    row.kp = passive ? k : 0;
-    row.slopes_known = true;
-    if (scalar) {
-      std::fill(unit.begin(), unit.end(), 0);
-      unit[m->jnt_dofadr[j]] = 1;
-      reflect(unit.data(), &row);
-      AnalyzeRow(integrator, h, &row);
-    } else {
-      row.inertia = kInf;  // one-dof analysis does not apply; part of the coupled system
-    }
-    report->rows.push_back(row);
+    if (!(m->jnt_stiffness[j] > 0)) continue;
+    report->rows.push_back(SpringRow(m, d, j, options, integrator, h, x.data(), &unit));
   }
 
   // coupled system
@@ -576,7 +593,8 @@ std::string FormatText(const ServoReport& r) {
            ": " + row.scope_name + " (" + row.why + ")\n";
   }
 
-  out += "\ncoupled system (all dofs, actuators and springs; no constraints, no gravity gradient):\n";
+  out += "\ncoupled system (all dofs, actuators and springs; no constraints, "
+         "no gravity gradient):\n";
   if (!r.system.analysed) {
     out += "  " + r.system.note + "\n";
   } else {
@@ -645,39 +663,6 @@ std::string FormatJson(const ServoReport& r) {
   out += "},\n";
   out += "  \"unstable\": " + std::to_string(r.unstable) + "\n}\n";
   return out;
-}
-
-//------------------------------ servos from motors ------------------------------------------------
-
-void MakeServos(mjModel* m, double kp, double kv) {
-  for (int i = 0; i < m->nu; ++i) {
-    mjtNum* gainprm = m->actuator_gainprm + mjNGAIN * i;
-    mjtNum* biasprm = m->actuator_biasprm + mjNBIAS * i;
-    for (int k = 0; k < mjNGAIN; ++k) gainprm[k] = 0;
-    for (int k = 0; k < mjNBIAS; ++k) biasprm[k] = 0;
-    m->actuator_gaintype[i] = mjGAIN_FIXED;
-    m->actuator_biastype[i] = mjBIAS_AFFINE;
-    gainprm[0] = kp;
-    biasprm[1] = -kp;
-    biasprm[2] = -kv;
-    m->actuator_ctrllimited[i] = 0;
-    m->actuator_forcelimited[i] = 0;
-  }
-}
-
-mjModel* LoadWithServos(const std::string& path, double kp, double kv, std::string* error) {
-  char err[1000] = "";
-  mjModel* m = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
-  if (!m) {
-    if (error) *error = err;
-    return nullptr;
-  }
-  MakeServos(m, kp, kv);
-  for (int i = 0; i < m->nu; ++i) {
-    m->actuator_gear[6 * i] = 1;
-    for (int k = 1; k < 6; ++k) m->actuator_gear[6 * i + k] = 0;
-  }
-  return m;
 }
 
 }  // namespace mjpos

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include <mujoco/mujoco.h>
-#include "servo_report/one_dof.h"  // Discrete, OneDofMap, OneDofCap
+#include "support/one_dof.h"  // Discrete, OneDofMap, OneDofCap
 
 namespace mjpos {
 
@@ -101,15 +101,6 @@ bool AnalyzeServos(const mjModel* m, const ServoOptions& options, ServoReport* r
 
 std::string FormatText(const ServoReport& report);
 std::string FormatJson(const ServoReport& report);
-
-// Replaces every actuator of m by a position servo on the same transmission and gear: gain
-// type fixed with gain kp, affine bias [0, -kp, -kv], no control or force limits.
-void MakeServos(mjModel* m, double kp, double kv);
-
-// The model at path with every actuator replaced by a position servo (MakeServos) of gear 1 on
-// the same transmission; nullptr (and error) if the file does not load.
-mjModel* LoadWithServos(const std::string& path, double kp, double kv,
-                           std::string* error = nullptr);
 
 }  // namespace mjpos
 

@@ -29,8 +29,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
+#include "support/state_hash.h"
 
 namespace {
+
+using mjpos::RunStatedump;
 
 std::string ModelArgs() {
   std::vector<std::string> paths;
@@ -49,18 +52,7 @@ std::string ModelArgs() {
 std::map<std::string, std::string> RunDump(const std::string& tool, const std::string& options) {
   std::string cmd = "'" + tool + "' " + options + ModelArgs() + " 2>/dev/null </dev/null";
   std::map<std::string, std::string> out;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  EXPECT_NE(pipe, nullptr) << cmd;
-  if (!pipe) return out;
-  std::array<char, 4096> buf;
-  while (std::fgets(buf.data(), buf.size(), pipe)) {
-    std::istringstream line(buf.data());
-    std::string result, path;
-    line >> result >> path;
-    if (!path.empty() && path.back() == ':') path.pop_back();
-    if (!path.empty()) out[path] = result;
-  }
-  EXPECT_EQ(pclose(pipe), 0) << cmd;
+  EXPECT_TRUE(RunStatedump(cmd, nullptr, &out)) << cmd;
   return out;
 }
 

@@ -13,8 +13,8 @@
 // limitations under the License.
 
 // Helpers the GoogleTest tests share (the model builders, usable without GoogleTest, are in
-// test/models.h), and upstream's fixture: mujoco::MujocoTest, the base of the tests that must not
-// make MuJoCo warn or fail, and mujoco::SaveAndReadXml. Tests that make MuJoCo warn on purpose
+// support/models.h), and upstream's fixture: mujoco::MujocoTest, the base of the tests that must
+// not make MuJoCo warn or fail, and mujoco::SaveAndReadXml. Tests that make MuJoCo warn on purpose
 // hold a WarningCapture.
 
 #ifndef MJPOS_TEST_FIXTURE_H_
@@ -29,8 +29,8 @@
 #include <mujoco/mujoco.h>
 #include "engine/engine_derivative_pos.h"
 #include "engine/engine_support.h"
-#include "servo_report/one_dof.h"
-#include "test/models.h"
+#include "support/one_dof.h"
+#include "support/models.h"
 
 // upstream's test/fixture.h, by its full path: its relative name is this file's
 #include MJPOS_UPSTREAM_FIXTURE_H

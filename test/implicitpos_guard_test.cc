@@ -37,9 +37,9 @@
 #include "engine/engine_derivative_pos.h"
 #include "engine/engine_inverse.h"
 #include "engine/engine_support.h"
-#include "test/accuracy.h"
+#include "support/accuracy.h"
 #include "test/fixture.h"
-#include "test/models.h"
+#include "support/models.h"
 
 namespace mjpos {
 namespace {
@@ -121,10 +121,6 @@ std::vector<mjtNum> Trajectory(const mjModel* m, bool flag, int n) {
   std::vector<mjtNum> out(d->qpos, d->qpos + mc->nq);
   out.insert(out.end(), d->qvel, d->qvel + mc->nv);
   return out;
-}
-
-bool BitIdentical(const std::vector<mjtNum>& a, const std::vector<mjtNum>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(mjtNum)) == 0;
 }
 
 //------------------------------ the slope's input -------------------------------------------------

@@ -26,7 +26,7 @@
 #include "engine/engine_derivative_pos.h"
 #include "engine/engine_support.h"
 #include "test/fixture.h"
-#include "test/models.h"
+#include "support/models.h"
 
 namespace mjpos {
 namespace {

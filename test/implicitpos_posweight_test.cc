@@ -28,10 +28,10 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 #include "engine/engine_derivative_pos.h"
-#include "servo_report/one_dof.h"
-#include "test/accuracy.h"
+#include "support/one_dof.h"
+#include "support/accuracy.h"
 #include "test/fixture.h"
-#include "test/models.h"
+#include "support/models.h"
 
 namespace mjpos {
 namespace {
@@ -74,12 +74,6 @@ class Hinge {
   DataPtr d_;
   double kp_ = 0, kv_ = 0;
 };
-
-double Median(std::vector<double> x) {
-  std::sort(x.begin(), x.end());
-  size_t n = x.size();
-  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
 
 // the baseline of one dof at h w_n = hw and damping ratio zeta: stock where stable, else BE
 bool StockStable(double hw, double zeta) { return hw * hw < 4 + 4 * zeta * hw; }
@@ -146,7 +140,8 @@ TEST_F(PosWeight, EveryInputWithinTheBaselineOnTheGrid) {
   }
   RecordProperty("worst_ratio_to_baseline", std::to_string(worst));
   RecordProperty("band_median_ratio_to_best", std::to_string(Median(band)));
-  RecordProperty("band_max_ratio_to_best", std::to_string(*std::max_element(band.begin(), band.end())));
+  RecordProperty("band_max_ratio_to_best",
+                 std::to_string(*std::max_element(band.begin(), band.end())));
 }
 
 // Catches: weights that fail between the grid's points (the table's interpolation, its clamps,

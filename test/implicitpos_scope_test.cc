@@ -28,7 +28,7 @@
 #include <mujoco/mujoco.h>
 #include "engine/engine_derivative_pos.h"
 #include "test/fixture.h"
-#include "test/models.h"
+#include "support/models.h"
 
 namespace mjpos {
 namespace {
@@ -71,11 +71,7 @@ OffOn TrajectoriesOffOn(const mjModel* m, int n) {
   return r;
 }
 
-bool BitIdentical(const std::vector<mjtNum>& a, const std::vector<mjtNum>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(mjtNum)) == 0;
-}
-
-// a configuration of test/models.h and the classifier's expected verdict on its actuator 0
+// a configuration of support/models.h and the classifier's expected verdict on its actuator 0
 struct ScopeCase {
   ScopeConfiguration config;
   int scope;  // expected mjd_actuatorPosScope of actuator 0; -1: no actuator

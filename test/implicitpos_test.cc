@@ -31,9 +31,9 @@
 #include <mujoco/mujoco.h>
 #include "engine/engine_derivative_pos.h"
 #include "engine/engine_forward.h"
-#include "servo_report/one_dof.h"
+#include "support/one_dof.h"
 #include "test/fixture.h"
-#include "test/models.h"
+#include "support/models.h"
 
 namespace mjpos {
 namespace {

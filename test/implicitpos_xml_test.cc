@@ -24,7 +24,7 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 #include "test/fixture.h"
-#include "test/models.h"
+#include "support/models.h"
 
 namespace {
 

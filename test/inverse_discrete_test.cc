@@ -32,7 +32,7 @@
 #include "engine/engine_inverse.h"
 #include "engine/engine_sensor.h"
 #include "test/fixture.h"
-#include "test/models.h"
+#include "support/models.h"
 
 namespace mjpos {
 namespace {

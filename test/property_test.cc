@@ -85,8 +85,9 @@
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
 #include "engine/engine_derivative_pos.h"
-#include "servo_report/one_dof.h"
-#include "test/models.h"
+#include "support/one_dof.h"
+#include "support/models.h"
+#include "support/state_hash.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
@@ -501,35 +502,6 @@ Start MakeStart(const mjModel* m, int index) {
   return s;
 }
 
-// FNV-1a over the state and the outputs a user reads (as mjpos_statedump)
-void Hash(std::uint64_t* h, const void* data, std::size_t nbytes) {
-  const unsigned char* p = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < nbytes; ++i) {
-    *h ^= p[i];
-    *h *= 1099511628211ULL;
-  }
-}
-
-std::uint64_t HashState(const mjModel* m, const mjData* d) {
-  std::uint64_t h = 14695981039346656037ULL;
-  Hash(&h, &d->time, sizeof(mjtNum));
-  Hash(&h, d->qpos, sizeof(mjtNum) * m->nq);
-  Hash(&h, d->qvel, sizeof(mjtNum) * m->nv);
-  Hash(&h, d->act, sizeof(mjtNum) * m->na);
-  Hash(&h, d->qacc, sizeof(mjtNum) * m->nv);
-  Hash(&h, d->qacc_warmstart, sizeof(mjtNum) * m->nv);
-  Hash(&h, d->qfrc_actuator, sizeof(mjtNum) * m->nv);
-  Hash(&h, d->qfrc_passive, sizeof(mjtNum) * m->nv);
-  Hash(&h, d->qfrc_constraint, sizeof(mjtNum) * m->nv);
-  Hash(&h, d->actuator_force, sizeof(mjtNum) * m->nu);
-  Hash(&h, d->xpos, sizeof(mjtNum) * 3 * m->nbody);
-  Hash(&h, d->xquat, sizeof(mjtNum) * 4 * m->nbody);
-  Hash(&h, d->energy, sizeof(d->energy));
-  Hash(&h, &d->nefc, sizeof(d->nefc));
-  for (int i = 0; i < mjNWARNING; ++i) Hash(&h, &d->warning[i].number, sizeof(int));
-  return h;
-}
-
 bool AllFinite(const double* x, int n) {
   for (int i = 0; i < n; ++i) {
     if (!std::isfinite(x[i])) return false;
@@ -566,9 +538,9 @@ bool Scalar(const mjModel* m, int j) {
   return m->jnt_type[j] == mjJNT_HINGE || m->jnt_type[j] == mjJNT_SLIDE;
 }
 
-// An independent reading of the flag's scope (doc/scope.md, "Scope: what goes into K"): the transmission
-// of actuator i is a hinge or slide joint, or a fixed tendon over hinges and slides on one chain,
-// each listed once
+// An independent reading of the flag's scope (doc/scope.md, "Scope: what goes into K"): the
+// transmission of actuator i is a hinge or slide joint, or a fixed tendon over hinges and slides on
+// one chain, each listed once
 bool ScopeTransmission(const mjModel* m, int i) {
   int id = m->actuator_trnid[2 * i];
   if (m->actuator_trntype[i] == mjTRN_JOINT) return Scalar(m, id);
@@ -585,10 +557,10 @@ bool ScopeTransmission(const mjModel* m, int i) {
   return true;
 }
 
-// the scope of doc/scope.md for actuator i at d's state (after mj_forward): restoring and in scope, so that
-// its slope enters K. slope = biasprm[1] + gainprm[1] * (ctrl or act), affine gain and bias
-// types only; left explicit on its forcerange clamp, with a slope >= 0, not finite or stiffer than
-// h^2 |slope| <= mjMAXVAL, or an out-of-scope transmission
+// the scope of doc/scope.md for actuator i at d's state (after mj_forward): restoring and in
+// scope, so that its slope enters K. slope = biasprm[1] + gainprm[1] * (ctrl or act), affine gain
+// and bias types only; left explicit on its forcerange clamp, with a slope >= 0, not finite or
+// stiffer than h^2 |slope| <= mjMAXVAL, or an out-of-scope transmission
 bool ExpectRestoring(const mjModel* m, const mjData* d, int i) {
   if ((m->opt.disableflags & mjDSBL_ACTUATION) || !ScopeTransmission(m, i)) return false;
   int gaintype = m->actuator_gaintype[i], biastype = m->actuator_biastype[i];
@@ -977,17 +949,7 @@ std::map<std::string, std::string> RunDump(const std::string& tool, const std::s
   cmd += " 2>/dev/null </dev/null";
   std::set<std::string> known(paths.begin(), paths.end());
   std::map<std::string, std::string> out;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return out;
-  std::array<char, 4096> buf;
-  while (std::fgets(buf.data(), buf.size(), pipe)) {
-    std::istringstream line(buf.data());
-    std::string result, path;
-    line >> result >> path;
-    if (!path.empty() && path.back() == ':') path.pop_back();
-    if (known.count(path)) out[path] = result;
-  }
-  if (pclose(pipe) != 0) out.clear();
+  if (!RunStatedump(cmd, &known, &out)) out.clear();
   return out;
 }
 

@@ -24,7 +24,7 @@ Three modes:
 
 The table is made on the dimensionless one-dof scheme (I = w_n = 1, step x = h w_n): the weighted
 scheme is stock implicit with damping kv + theta h kp, so its response to each class of input
-depends on x, zeta and theta only. The classes (test/accuracy.h has the same for the engine): a
+depends on x, zeta and theta only. The classes (support/accuracy.h has the same for the engine): a
 unit step, a free decay from a velocity, sinusoidal targets at W/w_n = 0.02, 0.1, 0.3 and 1
 (targets held over each step), and a load step, which for one linear dof is the unit step again.
 Each is measured by the RMS of q - q_exact (the exact continuous response to the held targets)

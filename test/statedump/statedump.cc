@@ -33,6 +33,7 @@
 #include <vector>
 
 #include <mujoco/mujoco.h>
+#include "support/state_hash.h"
 
 namespace {
 
@@ -49,45 +50,6 @@ void ErrorHandler(const char* msg) {
 // hash covers, and not printed, as MuJoCo's default handler would, into the result lines on
 // stdout and into MUJOCO_LOG.TXT in the working directory
 void WarningHandler(const char*) {}
-
-// FNV-1a over raw bytes
-void Hash(std::uint64_t& h, const void* data, std::size_t nbytes) {
-  const unsigned char* p = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < nbytes; ++i) {
-    h ^= p[i];
-    h *= 1099511628211ULL;
-  }
-}
-
-void HashNum(std::uint64_t& h, const mjtNum* x, int n) {
-  if (n > 0) Hash(h, x, sizeof(mjtNum) * n);
-}
-
-// the state, its derivatives and everything mj_step leaves behind that a user reads
-std::uint64_t HashState(const mjModel* m, const mjData* d) {
-  std::uint64_t h = 14695981039346656037ULL;
-  HashNum(h, &d->time, 1);
-  HashNum(h, d->qpos, m->nq);
-  HashNum(h, d->qvel, m->nv);
-  HashNum(h, d->act, m->na);
-  HashNum(h, d->qacc, m->nv);
-  HashNum(h, d->qacc_warmstart, m->nv);
-  HashNum(h, d->act_dot, m->na);
-  HashNum(h, d->qfrc_actuator, m->nv);
-  HashNum(h, d->qfrc_passive, m->nv);
-  HashNum(h, d->qfrc_constraint, m->nv);
-  HashNum(h, d->actuator_force, m->nu);
-  HashNum(h, d->sensordata, m->nsensordata);
-  HashNum(h, d->xpos, 3 * m->nbody);
-  HashNum(h, d->xquat, 4 * m->nbody);
-  Hash(h, &d->ncon, sizeof(d->ncon));
-  Hash(h, &d->ne, sizeof(d->ne));
-  Hash(h, &d->nefc, sizeof(d->nefc));
-  for (int i = 0; i < mjNWARNING; ++i) {
-    Hash(h, &d->warning[i].number, sizeof(d->warning[i].number));
-  }
-  return h;
-}
 
 void Usage() {
   std::fprintf(stderr,
@@ -164,7 +126,7 @@ int main(int argc, char** argv) {
       mj_step(m, d);
     }
     mju_user_error = nullptr;
-    std::printf("%016llx %s\n", static_cast<unsigned long long>(HashState(m, d)), path.c_str());
+    std::printf("%016llx %s\n", static_cast<unsigned long long>(mjpos::HashState(m, d)), path.c_str());
     mj_deleteData(d);
     mj_deleteModel(m);
   }

@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-#include "test/accuracy.h"
+#include "support/accuracy.h"
 
 #include <algorithm>
 #include <cmath>
@@ -23,7 +23,7 @@
 #include <Eigen/Dense>
 #include <unsupported/Eigen/MatrixFunctions>
 #include <mujoco/mujoco.h>
-#include "servo_report/one_dof.h"
+#include "support/one_dof.h"
 
 namespace mjpos {
 

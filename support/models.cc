@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-#include "test/models.h"
+#include "support/models.h"
 
 #include <algorithm>
 #include <cmath>
@@ -187,7 +187,8 @@ std::string LeggedXml(double kp, double kv, double h, const std::string& integra
   // and 0.1 mm above the floor
   std::string out = Header(h, integrator) +
                     "  <default>\n"
-                    "    <joint type=\"hinge\" axis=\"0 1 0\" armature=\"0.01\" damping=\"0.05\"/>\n"
+                    "    <joint type=\"hinge\" axis=\"0 1 0\" armature=\"0.01\""
+                    " damping=\"0.05\"/>\n"
                     "    <geom type=\"capsule\" size=\"0.02\" mass=\"0.1\"/>\n"
                     "  </default>\n"
                     "  <worldbody>\n"
@@ -204,7 +205,8 @@ std::string LeggedXml(double kp, double kv, double h, const std::string& integra
            "        <body pos=\"0.106066 0 -0.106066\">\n"
            "          <joint name=\"" + n + "_knee\"/>\n"
            "          <geom fromto=\"0 0 0 -0.106066 0 -0.106066\"/>\n"
-           "          <site name=\"" + n + "\" type=\"sphere\" size=\"0.03\" pos=\"-0.106066 0 -0.106066\"/>\n"
+           "          <site name=\"" + n + "\" type=\"sphere\" size=\"0.03\""
+           " pos=\"-0.106066 0 -0.106066\"/>\n"
            "        </body>\n"
            "      </body>\n";
   }
@@ -379,6 +381,52 @@ std::vector<double> BackwardEulerVelocity(int nv, double h, const std::vector<do
   Eigen::VectorXd qacc = a.partialPivLu().solve(f - h * Map(k_shift.data(), nv, nv) * v);
   Eigen::VectorXd next = v + h * qacc;
   return std::vector<double>(next.data(), next.data() + nv);
+}
+
+//------------------------------ servos from motors ------------------------------------------------
+
+void MakeServos(mjModel* m, double kp, double kv) {
+  for (int i = 0; i < m->nu; ++i) {
+    mjtNum* gainprm = m->actuator_gainprm + mjNGAIN * i;
+    mjtNum* biasprm = m->actuator_biasprm + mjNBIAS * i;
+    for (int k = 0; k < mjNGAIN; ++k) gainprm[k] = 0;
+    for (int k = 0; k < mjNBIAS; ++k) biasprm[k] = 0;
+    m->actuator_gaintype[i] = mjGAIN_FIXED;
+    m->actuator_biastype[i] = mjBIAS_AFFINE;
+    gainprm[0] = kp;
+    biasprm[1] = -kp;
+    biasprm[2] = -kv;
+    m->actuator_ctrllimited[i] = 0;
+    m->actuator_forcelimited[i] = 0;
+  }
+}
+
+mjModel* LoadWithServos(const std::string& path, double kp, double kv, std::string* error) {
+  char err[1000] = "";
+  mjModel* m = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
+  if (!m) {
+    if (error) *error = err;
+    return nullptr;
+  }
+  MakeServos(m, kp, kv);
+  for (int i = 0; i < m->nu; ++i) {
+    m->actuator_gear[6 * i] = 1;
+    for (int k = 1; k < 6; ++k) m->actuator_gear[6 * i + k] = 0;
+  }
+  return m;
+}
+
+//------------------------------ numbers -----------------------------------------------------------
+
+double Median(std::vector<double> x) {
+  std::sort(x.begin(), x.end());
+  size_t n = x.size();
+  if (n == 0) return NAN;
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+bool BitIdentical(const std::vector<mjtNum>& a, const std::vector<mjtNum>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(mjtNum)) == 0;
 }
 
 }  // namespace mjpos

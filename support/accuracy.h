@@ -18,15 +18,15 @@
 // against a reference run of stock implicit at a timestep 100 times finer. The tests and the
 // benchmark share it.
 
-#ifndef MJPOS_TEST_ACCURACY_H_
-#define MJPOS_TEST_ACCURACY_H_
+#ifndef MJPOS_SUPPORT_ACCURACY_H_
+#define MJPOS_SUPPORT_ACCURACY_H_
 
 #include <random>
 #include <string>
 #include <vector>
 
 #include <mujoco/mujoco.h>
-#include "servo_report/one_dof.h"  // Scheme
+#include "support/one_dof.h"  // Scheme
 
 namespace mjpos {
 
@@ -128,4 +128,4 @@ double RatioToBaseline(const SchemeErrors& e);
 
 }  // namespace mjpos
 
-#endif  // MJPOS_TEST_ACCURACY_H_
+#endif  // MJPOS_SUPPORT_ACCURACY_H_

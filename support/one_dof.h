@@ -18,8 +18,8 @@
 // bisection of a stability boundary, and the enable flags of the schemes they compare. See
 // servo_report/README.md for the formulas.
 
-#ifndef MJPOS_SERVO_REPORT_ONE_DOF_H_
-#define MJPOS_SERVO_REPORT_ONE_DOF_H_
+#ifndef MJPOS_SUPPORT_ONE_DOF_H_
+#define MJPOS_SUPPORT_ONE_DOF_H_
 
 #include <array>
 #include <complex>
@@ -134,4 +134,4 @@ void SetScheme(mjModel* m, Scheme s);
 
 }  // namespace mjpos
 
-#endif  // MJPOS_SERVO_REPORT_ONE_DOF_H_
+#endif  // MJPOS_SUPPORT_ONE_DOF_H_

@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-#include "servo_report/one_dof.h"
+#include "support/one_dof.h"
 
 #include <algorithm>
 #include <cmath>

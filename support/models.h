@@ -15,15 +15,14 @@
 // Servo models shared by the tests, the benchmarks and the tools: generated MJCF and in-memory
 // conversions of shipped models. Gains are in actuator units: force = kp*(ctrl - length) - kv*vel.
 
-#ifndef MJPOS_TEST_MODELS_H_
-#define MJPOS_TEST_MODELS_H_
+#ifndef MJPOS_SUPPORT_MODELS_H_
+#define MJPOS_SUPPORT_MODELS_H_
 
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <mujoco/mujoco.h>
-#include "servo_report/servo_report.h"  // MakeServos, LoadWithServos
 
 namespace mjpos {
 
@@ -115,6 +114,19 @@ std::vector<double> BackwardEulerVelocity(int nv, double h, const std::vector<do
                                           const std::vector<double>& k_shift,
                                           const double* force, const double* qvel);
 
+//------------------------------ servos from motors ------------------------------------------------
+
+// Replaces every actuator of m by a position servo on the same transmission and gear: gain
+// type fixed with gain kp, affine bias [0, -kp, -kv], no control or force limits.
+void MakeServos(mjModel* m, double kp, double kv);
+
+// The model at path with every actuator replaced by a position servo (MakeServos) of gear 1 on
+// the same transmission; nullptr (and error) if the file does not load.
+mjModel* LoadWithServos(const std::string& path, double kp, double kv,
+                           std::string* error = nullptr);
+
+//------------------------------ numbers -----------------------------------------------------------
+
 // max_i |a_i - b_i| / max_i |b_i|: the relative error of a against the reference b (the
 // absolute error if b is 0). The one relative error of the tests, benchmarks and tools.
 double RelDiff(const double* a, const double* b, int n);
@@ -123,6 +135,12 @@ inline double RelDiff(const std::vector<double>& a, const std::vector<double>& b
   return RelDiff(a.data(), b.data(), static_cast<int>(b.size()));
 }
 
+// The median of a sample (NaN for none).
+double Median(std::vector<double> x);
+
+// Whether a and b hold the same numbers bit for bit.
+bool BitIdentical(const std::vector<mjtNum>& a, const std::vector<mjtNum>& b);
+
 }  // namespace mjpos
 
-#endif  // MJPOS_TEST_MODELS_H_
+#endif  // MJPOS_SUPPORT_MODELS_H_
