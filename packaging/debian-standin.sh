@@ -20,6 +20,7 @@ set -euo pipefail
 
 src=$1
 dsc=$2
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 version=2.2.2-3
 debs=$(mktemp -d "${TMPDIR:-/tmp}/mujoco-standin.XXXXXX")
 trap 'rm -rf "$debs"' EXIT
@@ -86,47 +87,9 @@ if [ "$(dpkg --print-architecture)" = amd64 ]; then
   echo ' (regex|optional)"^_Z(NK?)?St.*@Base$" '"${version%-*}" >> libmujoco2.2.2.symbols
 fi
 
-# 5. the third-party targets upstream's CMake would download, from Debian's -dev packages. Each is
-#    an empty static library linking Debian's shared one, because upstream's CMake adds options
-#    to some of them; upstream's FindOrFetch uses a target that already exists.
-cat > system-deps.cmake <<'EOF'
-# Included right after upstream's project(mujoco) (CMAKE_PROJECT_mujoco_INCLUDE).
-find_library(DEB_CCD ccd REQUIRED)
-find_library(DEB_TINYXML2 tinyxml2 REQUIRED)
-find_library(DEB_TINYOBJLOADER tinyobjloader REQUIRED)
-find_library(DEB_LODEPNG lodepng REQUIRED)
-find_library(DEB_QHULL qhull_r REQUIRED)
-find_library(DEB_GLFW glfw REQUIRED)
-find_path(DEB_QHULL_INCLUDE qhull_ra.h PATH_SUFFIXES libqhull_r REQUIRED)
-file(WRITE ${CMAKE_BINARY_DIR}/deb_empty.c "typedef int deb_empty;\n")
-foreach(dep ccd tinyxml2 qhull qhullstatic_r lodepng glfw)
-  add_library(${dep} STATIC ${CMAKE_BINARY_DIR}/deb_empty.c)
-  set_target_properties(${dep} PROPERTIES POSITION_INDEPENDENT_CODE ON)
-endforeach()
-target_link_libraries(ccd PUBLIC ${DEB_CCD})
-target_link_libraries(tinyxml2 PUBLIC ${DEB_TINYXML2})
-target_link_libraries(qhullstatic_r PUBLIC ${DEB_QHULL})
-target_include_directories(qhullstatic_r SYSTEM PUBLIC ${DEB_QHULL_INCLUDE})
-target_link_libraries(lodepng PUBLIC ${DEB_LODEPNG})
-target_link_libraries(glfw PUBLIC ${DEB_GLFW})
-add_library(tinyobjloader INTERFACE)
-target_link_libraries(tinyobjloader INTERFACE ${DEB_TINYOBJLOADER})
-if(MUJOCO_BUILD_TESTS)
-  find_package(GTest REQUIRED)
-  find_package(absl REQUIRED)
-  find_package(benchmark REQUIRED)
-  find_package(Eigen3 REQUIRED NO_MODULE)
-  foreach(t gtest gmock gtest_main gmock_main)
-    add_library(${t} INTERFACE)
-  endforeach()
-  target_link_libraries(gtest INTERFACE GTest::gtest)
-  target_link_libraries(gmock INTERFACE GTest::gmock GTest::gtest)
-  target_link_libraries(gtest_main INTERFACE GTest::gtest_main GTest::gtest)
-  target_link_libraries(gmock_main INTERFACE GTest::gmock_main GTest::gmock)
-  add_library(eigen INTERFACE)
-  target_link_libraries(eigen INTERFACE Eigen3::Eigen)
-endif()
-EOF
+# 5. the third-party targets upstream's CMake would download, from Debian's -dev packages: the
+#    project's cmake/debian_deps.cmake, the same mapping its own build uses
+cp "$root/cmake/debian_deps.cmake" system-deps.cmake
 
 # 6. rules: upstream's CMake build with debhelper; upstream's test suite runs in dh_auto_test.
 #    AVX off: Debian's amd64 baseline has none (Debian's 2.2.2-3 library uses no AVX either).
@@ -142,6 +105,8 @@ export DEB_BUILD_MAINT_OPTIONS += optimize=-lto
 override_dh_auto_configure:
 	dh_auto_configure -- \
 	  -DCMAKE_PROJECT_mujoco_INCLUDE=$(CURDIR)/debian/system-deps.cmake \
+	  -DMJPOS_DEBIAN_GLFW=ON \
+	  -DMJPOS_DEBIAN_TEST_TARGETS=$(if $(filter nocheck,$(DEB_BUILD_OPTIONS)),OFF,ON) \
 	  -DFETCHCONTENT_FULLY_DISCONNECTED=ON \
 	  -DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF \
 	  -DMUJOCO_ENABLE_RPATH=OFF \
