@@ -1402,6 +1402,31 @@ TEST_F(ImplicitPosGuardWeight, OutOfScopeIsOne) {
   EXPECT_LT(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0), 1);
 }
 
+// Catches: the cache's hit test taking the zeroed entry of a fresh mjData for a term: a spring
+// whose (h w_n)^2 underflows to 0, undamped (zeta 0), on a hinge of inertia 1e300. mjd_implicitPos
+// adds the weight below the cap times the stiffness to K, not 0.
+TEST_F(ImplicitPosGuardWeight, FreshCacheHoldsNoTerm) {
+  WeightTable t = Table();
+  ModelPtr m = LoadModelOrFail(OneHingeSpringXml(1, 1, 0, 0.005));
+  ASSERT_NE(m, nullptr);
+  m->dof_armature[0] = 1e300;
+  m->body_inertia[3] = m->body_inertia[4] = m->body_inertia[5] = 0;
+  {
+    DataPtr d(mj_makeData(m.get()));
+    mj_setConst(m.get(), d.get());
+  }
+  const double h = m->opt.timestep, k = 1e-20;
+  m->jnt_stiffness[0] = k;
+  ASSERT_EQ(m->dof_damping[0], 0);
+  ASSERT_EQ(h * h * k * m->dof_invweight0[0], 0);
+  SetEnable(m.get(), mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, true);
+  DataPtr d(mj_makeData(m.get()));
+  mj_forward(m.get(), d.get());
+  std::vector<double> kk, kv;
+  EngineK(m.get(), d.get(), &kk, &kv);
+  EXPECT_NEAR(kk[0], t.below * k, 1e-12 * t.below * k);
+}
+
 // a slide joint on a body of mass 1 (M = 1, no armature), a spring, timestep 2^-7: the terms'
 // (h w_n)^2 and zeta are exact for stiffnesses and dampings of powers of two
 const char kUnitSlide[] =
