@@ -394,6 +394,39 @@ TEST_F(ImplicitPosGuardSlope, GainAndBiasTerms) {
   ExpectKMatchesFiniteDifference(m.get(), d.get(), "gain and bias");
 }
 
+// Catches: the velocity slope of an affine gain (gainprm[2] times the input) read from another
+// actuator's parameters, skipped where gainprm[2] is 1, or added for a fixed gain (which ignores
+// gainprm[2]): mjd_actuatorSlopes' velocity slope is a central difference of actuator_force over
+// the actuator's velocity (the force is affine in it). The second actuator reads its own row.
+TEST_F(ImplicitPosGuardSlope, VelocitySlopeIsTheForcesDerivative) {
+  ModelPtr m = LoadModelOrFail(Model(
+      "<actuator>" + Affine("joint=\"a\"", 5, 0, -100) +
+      "<general joint=\"b\" gaintype=\"affine\" gainprm=\"5 -3 1\" biastype=\"affine\" "
+      "biasprm=\"0 -100 -2\"/>"
+      "<general joint=\"c\" gainprm=\"5 0 7\" biastype=\"affine\" biasprm=\"0 -100 -2\"/>"
+      "</actuator>"));
+  ASSERT_NE(m, nullptr);
+  DataPtr d(mj_makeData(m.get()));
+  SetState(m.get(), d.get());
+  ASSERT_EQ(m->actuator_gaintype[2], mjGAIN_FIXED);
+  const double eps = 1e-4;
+  for (int i = 0; i < m->nu; ++i) {
+    ASSERT_NE(d->ctrl[i], 0);
+    int dof = m->jnt_dofadr[m->actuator_trnid[2 * i]];
+    double qvel = d->qvel[dof], force[2];
+    for (int s = 0; s < 2; ++s) {
+      d->qvel[dof] = qvel + (s ? eps : -eps);
+      mj_forward(m.get(), d.get());
+      force[s] = d->actuator_force[i];
+    }
+    d->qvel[dof] = qvel;
+    mj_forward(m.get(), d.get());
+    mjtNum slopes[2];
+    EXPECT_EQ(mjd_actuatorSlopes(m.get(), d.get(), i, slopes), 1) << i;
+    EXPECT_NEAR(slopes[1], (force[1] - force[0]) / (2 * eps), 1e-8) << "actuator " << i;
+  }
+}
+
 // Catches: an actuator taken as affine when only its gain or only its bias is (user gain or
 // bias: left explicit), or given slopes by mjd_actuatorSlopes.
 TEST_F(ImplicitPosGuardSlope, UserGainOrBiasIsExcluded) {
@@ -1324,7 +1357,10 @@ TEST_F(ImplicitPosGuardWeight, OutOfScopeServoAddsNoDamping) {
   ModelPtr m0 = LoadModelOrFail(Model("<actuator>" + servo + "</actuator>"));
   ASSERT_NE(m, nullptr);
   ASSERT_NE(m0, nullptr);
-  m->jnt_stiffness[0] = m0->jnt_stiffness[0] = 50;  // a spring on the clamped servo's dof
+  // a spring on the clamped servo's dof, just above its cap (h w_n 2.3), where the table's weight
+  // depends on the damping
+  const double h = m->opt.timestep;
+  m->jnt_stiffness[0] = m0->jnt_stiffness[0] = 2.3 * 2.3 / (h * h * m->dof_invweight0[0]);
   DataPtr d(mj_makeData(m.get())), d0(mj_makeData(m0.get()));
   SetState(m.get(), d.get());
   SetState(m0.get(), d0.get());
@@ -1333,6 +1369,7 @@ TEST_F(ImplicitPosGuardWeight, OutOfScopeServoAddsNoDamping) {
   ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_CLAMPED);
   double w = mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0);
   EXPECT_LT(w, 1);
+  EXPECT_GT(w, Table().below);
   EXPECT_EQ(w, mjd_posWeight(m0.get(), d0.get(), mjOBJ_JOINT, 0));
 }
 
@@ -1365,6 +1402,144 @@ TEST_F(ImplicitPosGuardWeight, OutOfScopeIsOne) {
   EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_BODY, 0), 1);
   EXPECT_LT(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 1), 1);
   EXPECT_LT(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0), 1);
+}
+
+// Catches: the cache's hit test taking the zeroed entry of a fresh mjData for a term: a spring
+// whose (h w_n)^2 underflows to 0, undamped (zeta 0), on a hinge of inertia 1e300. mjd_implicitPos
+// adds the weight below the cap times the stiffness to K, not 0.
+TEST_F(ImplicitPosGuardWeight, FreshCacheHoldsNoTerm) {
+  WeightTable t = Table();
+  ModelPtr m = LoadModelOrFail(OneHingeSpringXml(1, 1, 0, 0.005));
+  ASSERT_NE(m, nullptr);
+  m->dof_armature[0] = 1e300;
+  m->body_inertia[3] = m->body_inertia[4] = m->body_inertia[5] = 0;
+  {
+    DataPtr d(mj_makeData(m.get()));
+    mj_setConst(m.get(), d.get());
+  }
+  const double h = m->opt.timestep, k = 1e-20;
+  m->jnt_stiffness[0] = k;
+  ASSERT_EQ(m->dof_damping[0], 0);
+  ASSERT_EQ(h * h * k * m->dof_invweight0[0], 0);
+  SetEnable(m.get(), mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, true);
+  DataPtr d(mj_makeData(m.get()));
+  mj_forward(m.get(), d.get());
+  std::vector<double> kk, kv;
+  EngineK(m.get(), d.get(), &kk, &kv);
+  EXPECT_NEAR(kk[0], t.below * k, 1e-12 * t.below * k);
+}
+
+// a slide joint on a body of mass 1 (M = 1, no armature), a spring, timestep 2^-7: the terms'
+// (h w_n)^2 and zeta are exact for stiffnesses and dampings of powers of two
+const char kUnitSlide[] =
+    "<mujoco><option timestep=\"0.0078125\" gravity=\"0 0 0\"/><worldbody><body>"
+    "<joint type=\"slide\" axis=\"1 0 0\" stiffness=\"1\"/>"
+    "<inertial pos=\"0 0 0\" mass=\"1\" diaginertia=\"1 1 1\"/></body></worldbody></mujoco>";
+
+// Catches: the per-dof cache of the table's lookup (d->dof_posweightcache) hit on a key that is
+// not the term's, or filled with a wrong key: the spring's (h w_n)^2 and zeta are changed between
+// steps so that one of the two stays (or the new hw2 equals the old zeta, or both are equal), and
+// after each step K is the documented weight times the stiffness, as for a fresh mjData.
+TEST_F(ImplicitPosGuardWeight, CachedWeightFollowsTheTerm) {
+  ModelPtr m = LoadModelOrFail(kUnitSlide);
+  ASSERT_NE(m, nullptr);
+  SetEnable(m.get(), mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, true);
+  DataPtr d(mj_makeData(m.get()));
+  const double h = m->opt.timestep, invweight = m->dof_invweight0[0];
+  ASSERT_EQ(invweight, 1);
+  struct Term {
+    double hw2, zeta;
+  };
+  int steps = 0;
+  for (Term term : {Term{16, 0}, Term{16, 16}, Term{16, 0}, Term{16, 1}, Term{16384, 16},
+                    Term{16, 16}, Term{16384, 8}, Term{8, 0}}) {
+    double k = term.hw2 / (h * h), c = 2 * term.zeta * std::sqrt(k);
+    ASSERT_EQ(h * h * k * invweight, term.hw2);
+    ASSERT_EQ(0.5 * c * std::sqrt(invweight / k), term.zeta);
+    m->jnt_stiffness[0] = k;
+    m->dof_damping[0] = c;
+    mj_step(m.get(), d.get());  // fills the cache with this term
+    mj_forward(m.get(), d.get());
+    DataPtr fresh(mj_makeData(m.get()));
+    fresh->qpos[0] = d->qpos[0];
+    fresh->qvel[0] = d->qvel[0];
+    mj_forward(m.get(), fresh.get());
+    double theta = OneTermWeight(m.get(), d.get(), k, c, invweight);
+    std::vector<double> kk, kv, kk_fresh, kv_fresh;
+    EngineK(m.get(), d.get(), &kk, &kv);
+    EngineK(m.get(), fresh.get(), &kk_fresh, &kv_fresh);
+    EXPECT_NEAR(kk[0], theta * k, 1e-12 * k) << "hw2 " << term.hw2 << " zeta " << term.zeta;
+    EXPECT_EQ(kk[0], kk_fresh[0]) << "hw2 " << term.hw2 << " zeta " << term.zeta;
+    ++steps;
+  }
+  EXPECT_EQ(steps, 8);
+}
+
+// Catches: a pivot of exactly 0 taken as positive by the gate's factorization: a spring whose
+// risk is exactly the gate's level 4 (1 - 1e-3) M (no armature: no bound) makes the gate's matrix
+// singular, which is not positive definite: the weight is raised, as a dense Cholesky says.
+TEST_F(ImplicitPosGuardWeight, SingularGateFails) {
+  ModelPtr m = LoadModelOrFail(kUnitSlide);
+  ASSERT_NE(m, nullptr);
+  m->dof_damping[0] = 0;
+  m->dof_armature[0] = 0;
+  DataPtr d(mj_makeData(m.get()));
+  mj_forward(m.get(), d.get());
+  WeightTable t = Table();
+  const double h = m->opt.timestep, level = d->qM[0] * (4 * (1 - 1e-3));
+  double k = level / (h * h * (1 - 2 * t.below));
+  for (int n = 0; n < 64 && Risk(h, k, 0, t.below) != level; ++n) {
+    k = std::nextafter(k, Risk(h, k, 0, t.below) < level ? kInf : 0.0);
+  }
+  ASSERT_EQ(Risk(h, k, 0, t.below), level);
+  ASSERT_EQ(TableWeight(t, h, k, 0, m->dof_invweight0[0]), t.below);  // below the cap
+  m->jnt_stiffness[0] = k;
+  double theta = OneTermWeight(m.get(), d.get(), k, 0, m->dof_invweight0[0]);
+  EXPECT_GT(theta, t.below);
+  EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0), theta, 1e-12);
+}
+
+// Catches: a fixed-tendon servo's armature bound taken without its moment (mom / mom instead of
+// mom^2), or its risk left out of the bound where it is at most 1: a spring (risk ~3 M) and a
+// servo on a fixed tendon over the same hinge, geared by 10 (risk ~0.03 M, ~3 M through the
+// moment), each below its cap, fail the gate together; the bound without the moment (or without
+// the servo) would pass them. Their weights are raised as a dense Cholesky says.
+TEST_F(ImplicitPosGuardWeight, TendonMomentCountsInTheArmatureBound) {
+  ModelPtr m = LoadModelOrFail(
+      "<mujoco><option timestep=\"0.005\" gravity=\"0 0 0\"/><worldbody><body>"
+      "<joint name=\"h\" axis=\"0 1 0\" armature=\"1\"/>"
+      "<geom type=\"sphere\" size=\".01\" mass=\"1e-6\"/></body></worldbody>"
+      "<tendon><fixed name=\"t\"><joint joint=\"h\" coef=\"1\"/></fixed></tendon>"
+      "<actuator><position tendon=\"t\" kp=\"1\" gear=\"10\"/></actuator></mujoco>");
+  ASSERT_NE(m, nullptr);
+  const double h = m->opt.timestep;
+  const double spring = 3 / (h * h * m->dof_invweight0[0]);
+  const double servo = 3 / (h * h * 100 * m->tendon_invweight0[0]);
+  m->jnt_stiffness[0] = spring;
+  m->actuator_gainprm[0] = servo;
+  m->actuator_biasprm[1] = -servo;
+  DataPtr d(mj_makeData(m.get()));
+  mj_forward(m.get(), d.get());
+  ASSERT_EQ(d->actuator_moment[0], 10);
+  Terms t = DocumentedTerms(m.get(), d.get());
+  ASSERT_EQ(t.k.size(), 2u);
+  WeightTable tab = Table();
+  double level = 4 * (1 - 1e-3), unit_bound = 0;
+  for (size_t j = 0; j < t.k.size(); ++j) {
+    double risk = Risk(h, t.k[j], t.c[j], tab.below);
+    ASSERT_GT(risk, 0);
+    unit_bound += risk / m->dof_armature[0];
+    if (t.dof[j] < 0) ASSERT_LE(risk, 1);
+  }
+  ASSERT_LT(unit_bound, level);  // the bound with unit moments passes
+  std::vector<double> theta = DocumentedWeights(m.get(), d.get(), t.rows, t.k, t.c, t.invweight0);
+  EXPECT_GT(theta[0], tab.below);
+  EXPECT_GT(theta[1], tab.below);
+  for (size_t j = 0; j < t.k.size(); ++j) {
+    double w = t.dof[j] >= 0 ? mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0)
+                             : mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 0);
+    EXPECT_NEAR(w, theta[j], 1e-12) << "term " << j;
+  }
 }
 
 }  // namespace
