@@ -583,7 +583,8 @@ TEST_F(ImplicitPosGuardScope, ForceRangePerActuatorAndBounds) {
   SetState(m.get(), d.get());
   mj_forward(m.get(), d.get());
   for (int i = 0; i < 3; ++i) {
-    for (double force : {-200.0, -100.0, -50.0, -40.0, -3.0, -1.0, 0.0, 1.5, 2.0, 3.0, 50.0, 60.0}) {
+    for (double force :
+         {-200.0, -100.0, -50.0, -40.0, -3.0, -1.0, 0.0, 1.5, 2.0, 3.0, 50.0, 60.0}) {
       d->actuator_force[i] = force;
       bool clamped = force <= range[i][0] || force >= range[i][1];
       EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), i, nullptr),
@@ -830,7 +831,8 @@ TEST_F(ImplicitPosGuardInverse, FwdinvComparesContinuousTime) {
               "<jointlimitfrc joint=\"j1\"/></sensor>\n</mujoco>");
   ModelPtr m = LoadModelOrFail(xml);
   ASSERT_NE(m, nullptr);
-  for (int flags : {static_cast<int>(mjENBL_IMPLICITPOS), mjENBL_IMPLICITPOS | mjENBL_INVDISCRETE}) {
+  for (int flags :
+       {static_cast<int>(mjENBL_IMPLICITPOS), mjENBL_IMPLICITPOS | mjENBL_INVDISCRETE}) {
     DataPtr d0(mj_makeData(m.get()));
     SetState(m.get(), d0.get());
     d0->qpos[0] = 0.3;  // past the limits
@@ -1060,7 +1062,8 @@ TEST_F(ImplicitPosGuardWeight, SpringWeightIsTheDocumentedWeight) {
                        Degenerate{1.01 * mjMAXVAL / (h * h), 1e9}, Degenerate{1e-320, 0}}) {
     m->jnt_stiffness[0] = g.k;
     m->dof_damping[0] = g.c;
-    double ref = g.k * h * h > mjMAXVAL ? 1 : OneTermWeight(m.get(), d.get(), g.k, g.c, 1 / inertia);
+    double ref =
+        g.k * h * h > mjMAXVAL ? 1 : OneTermWeight(m.get(), d.get(), g.k, g.c, 1 / inertia);
     EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0), ref, 1e-12)
         << "k " << g.k << " c " << g.c;
   }
@@ -1200,8 +1203,9 @@ TEST_F(ImplicitPosGuardWeight, WeightsAreTheDocumentedOnes) {
     // each term's weight, and K as the sum of the weighted terms
     std::vector<double> expected(m->nv * m->nv, 0.0);
     for (size_t j = 0; j < t.k.size(); ++j) {
-      double w = t.dof[j] >= 0 ? mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, m->dof_jntid[t.dof[j]])
-                               : mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, t.actuator[j]);
+      double w = t.dof[j] >= 0
+                     ? mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, m->dof_jntid[t.dof[j]])
+                     : mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, t.actuator[j]);
       EXPECT_NEAR(w, theta[j], 1e-12) << "chain " << c << " term " << j;
       for (int r = 0; r < m->nv; ++r) {
         for (int q = 0; q < m->nv; ++q) {
@@ -1216,6 +1220,57 @@ TEST_F(ImplicitPosGuardWeight, WeightsAreTheDocumentedOnes) {
   EXPECT_GT(passed, 10);
   EXPECT_GT(failed, 10);
   RecordProperty("gate_passed", std::to_string(passed));
+  RecordProperty("gate_failed", std::to_string(failed));
+}
+
+// Catches: the gate's raise reaching a term that is not at risk (risk >= 0 instead of > 0): on
+// chains whose servos share one frequency above the cap, so that the gate fails, a fixed-tendon
+// servo below the cap whose risk h^2 k (1 - 2 theta) - 2 h c is exactly 0 (h a power of 2, its
+// damping solved for it) keeps the table's weight while the terms at risk are raised.
+TEST_F(ImplicitPosGuardWeight, RaiseLeavesATermWithoutRisk) {
+  const WeightTable tab = Table();
+  const double h = 1.0 / 256;
+  std::mt19937 rng(11);
+  WarningCapture warnings;
+  int failed = 0;
+  for (int c = 0; c < 40; ++c) {
+    ChainSpec spec = RandomChainSpec(&rng);
+    if (spec.tendon < 0) spec.tendon = 0;
+    spec.tendon_first = c % 2;
+    ModelPtr m = LoadModelOrFail(ChainSpecXml(spec, h));
+    ASSERT_NE(m, nullptr);
+    TuneServos(m.get(), {2.0 / h / (2 * M_PI)}, 0);  // h w_n 2 for every servo, undamped
+    int t = spec.tendon_first ? 0 : m->nu - 1;
+    ASSERT_EQ(m->actuator_trntype[t], mjTRN_TENDON);
+
+    // the tendon servo at h w_n 0.5, its damping making its risk exactly 0 at the table's weight
+    double gear = m->actuator_gear[6 * t];
+    double invweight = gear * gear * m->tendon_invweight0[m->actuator_trnid[2 * t]];
+    double k = 0.25 / (h * h * invweight);
+    double damping = h * h * k * (1 - 2 * tab.below) / (2 * h);
+    ASSERT_EQ(h * h * k * (1 - 2 * tab.below) - 2 * h * damping, 0);
+    ASSERT_EQ(TableWeight(tab, h, k, damping, invweight), tab.below);
+    m->actuator_gainprm[mjNGAIN * t] = k;
+    m->actuator_biasprm[mjNBIAS * t + 1] = -k;
+    m->actuator_biasprm[mjNBIAS * t + 2] = -damping;
+    SetEnable(m.get(), mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, true);
+    DataPtr d(mj_makeData(m.get()));
+    HoldPose(m.get(), d.get());
+
+    // the gate failed where a joint servo's weight is above the table's
+    bool raised = false;
+    for (int i = 0; i < m->nu; ++i) {
+      if (i == t) continue;
+      int j = m->actuator_trnid[2 * i];
+      double g = m->actuator_gear[6 * i];
+      double w = mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, j);
+      double kj = g * g * m->actuator_gainprm[mjNGAIN * i];
+      raised |= w > TableWeight(tab, h, kj, 0, m->dof_invweight0[m->jnt_dofadr[j]]);
+    }
+    failed += raised;
+    EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, t), tab.below) << "chain " << c;
+  }
+  EXPECT_GT(failed, 5);
   RecordProperty("gate_failed", std::to_string(failed));
 }
 
