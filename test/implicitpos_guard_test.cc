@@ -1069,6 +1069,18 @@ TEST_F(ImplicitPosGuardWeight, SpringWeightIsTheDocumentedWeight) {
   }
 }
 
+// The one-hinge spring model on a hinge of inertia 1e300 (the armature; the body's inertia
+// zeroed), with the model's constants (dof_invweight0) computed again
+ModelPtr HeavyHinge() {
+  ModelPtr m = LoadModelOrFail(OneHingeSpringXml(1, 1, 0, 0.005));
+  if (!m) return m;
+  m->dof_armature[0] = 1e300;
+  m->body_inertia[3] = m->body_inertia[4] = m->body_inertia[5] = 0;
+  DataPtr d(mj_makeData(m.get()));
+  mj_setConst(m.get(), d.get());
+  return m;
+}
+
 // Catches: the non-finite and underflow guards of the weight, at extreme inverse inertias: h w_n
 // overflowing while zeta stays finite (an actuator geared by 1e150), and h w_n underflowing to 0
 // (a spring on a hinge of inertia 1e300): weight 1, and the table's weight below the cap.
@@ -1089,13 +1101,9 @@ TEST_F(ImplicitPosGuardWeight, ExtremeInverseInertia) {
     EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 0), 1) << "zeta " << zeta;
   }
   for (double zeta : {0.0, 0.4}) {
-    ModelPtr m = LoadModelOrFail(OneHingeSpringXml(1, 1, 0, 0.005));
+    ModelPtr m = HeavyHinge();
     ASSERT_NE(m, nullptr);
-    // inertia 1e300: the armature, the body's inertia zeroed; then the model's constants again
-    m->dof_armature[0] = 1e300;
-    m->body_inertia[3] = m->body_inertia[4] = m->body_inertia[5] = 0;
     DataPtr d(mj_makeData(m.get()));
-    mj_setConst(m.get(), d.get());
     mj_forward(m.get(), d.get());
     const double h = m->opt.timestep, k = 1e-20, invweight = d->qLDiagInv[0];
     ASSERT_EQ(h * h * k * invweight, 0);
@@ -1464,14 +1472,8 @@ TEST_F(ImplicitPosGuardWeight, OutOfScopeIsOne) {
 // adds the weight below the cap times the stiffness to K, not 0.
 TEST_F(ImplicitPosGuardWeight, FreshCacheHoldsNoTerm) {
   WeightTable t = Table();
-  ModelPtr m = LoadModelOrFail(OneHingeSpringXml(1, 1, 0, 0.005));
+  ModelPtr m = HeavyHinge();
   ASSERT_NE(m, nullptr);
-  m->dof_armature[0] = 1e300;
-  m->body_inertia[3] = m->body_inertia[4] = m->body_inertia[5] = 0;
-  {
-    DataPtr d(mj_makeData(m.get()));
-    mj_setConst(m.get(), d.get());
-  }
   const double h = m->opt.timestep, k = 1e-20;
   m->jnt_stiffness[0] = k;
   ASSERT_EQ(m->dof_damping[0], 0);
