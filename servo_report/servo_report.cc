@@ -153,22 +153,6 @@ void DescribeTransmission(const mjModel* m, int i, ServoRow* row) {
   }
 }
 
-const char* ExcludedWhy(int scope, const ServoRow& row) {
-  switch (scope) {
-    case mjPOSSCOPE_ZERO: return "no position slope";
-    case mjPOSSCOPE_NONRESTORING: return "slope not restoring";
-    case mjPOSSCOPE_CLAMPED: return "force on its forcerange clamp";
-    case mjPOSSCOPE_GAINBIAS: return "muscle or user gain/bias";
-    case mjPOSSCOPE_TRANSMISSION:
-      return row.spring
-                 ? "ball/free joint spring"
-                 : "transmission not a hinge/slide or a fixed tendon listing each joint once";
-    case mjPOSSCOPE_BRANCH: return "fixed tendon not on one kinematic chain";
-    case mjPOSSCOPE_DISABLED: return row.spring ? "passive forces disabled" : "actuation disabled";
-  }
-  return "";
-}
-
 // one-dof analysis of a row whose kp, kv, damping and inertia are set
 void AnalyzeRow(int integrator, double h, ServoRow* row) {
   if (!row->slopes_known || !std::isfinite(row->inertia) || !(row->inertia > 0)) {
@@ -397,7 +381,7 @@ ServoRow ActuatorRow(const mjModel* m, mjData* d, int i, const ServoOptions& opt
   row.scope = mjd_actuatorPosScope(m, d, i, nullptr);
   row.scope_name = ScopeName(row.scope);
   row.in_scope = row.scope == mjPOSSCOPE_RESTORING;
-  if (!row.in_scope) row.why = ExcludedWhy(row.scope, row);
+  if (!row.in_scope) row.why = mjd_posScopeReason(row.scope);
   if (options.posweight && row.in_scope) row.theta = mjd_posWeight(m, d, mjOBJ_ACTUATOR, i);
 
   // position and velocity slopes from the engine; a muscle's by central differences
@@ -448,7 +432,7 @@ ServoRow SpringRow(const mjModel* m, mjData* d, int j, const ServoOptions& optio
   row.scope = mjd_jointPosScope(m, j);
   row.scope_name = ScopeName(row.scope);
   row.in_scope = row.scope == mjPOSSCOPE_RESTORING;
-  if (!row.in_scope) row.why = ExcludedWhy(row.scope, row);
+  if (!row.in_scope) row.why = mjd_posScopeReason(row.scope);
   if (options.posweight && row.in_scope) row.theta = mjd_posWeight(m, d, mjOBJ_JOINT, j);
   row.kp = passive ? m->jnt_stiffness[j] : 0;
   row.slopes_known = true;

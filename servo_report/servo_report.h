@@ -64,7 +64,7 @@ struct ServoRow {
   int scope = -1;              // mjtPosScope under mjENBL_IMPLICITPOS
   std::string scope_name;      // e.g. "RESTORING", "TRANSMISSION"
   bool in_scope = false;       // made implicit in position by the flag
-  std::string why;             // short reason text when excluded
+  std::string why;             // when excluded: why (mjd_posScopeReason)
   double theta = 1;            // weight of the term under mjENBL_POSWEIGHT (1: backward Euler)
   Discrete flag;               // implicit + flag (excluded: stock implicit)
   Verdict flag_verdict = Verdict::kUnknown;

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -227,6 +228,41 @@ TEST_F(ImplicitPosTendonScope, FoundAgainByResetData) {
   mj_forward(m.get(), d.get());
   EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_TRANSMISSION);
   m->tendon_num[t] = num;
+}
+
+class ImplicitPosScopeReason : public MujocoTest {};
+
+// Catches: a scope case's reason written a second time in other words. The engine states why each
+// case is in K or left out (mjd_posScopeReason); doc/scope.md's table of the actuator cases must
+// carry that text in the row of the case, and a value outside mjtPosScope is named as such.
+TEST_F(ImplicitPosScopeReason, DocumentedInTheScopeTable) {
+  std::ifstream doc(MJPOS_DOC_DIR "/scope.md");
+  ASSERT_TRUE(doc.good());
+  // case name -> its row in the first table that names it (the actuators', before the springs')
+  std::map<std::string, std::string> rows;
+  for (std::string line; std::getline(doc, line);) {
+    size_t end = line.find("` |", 3);
+    if (line.rfind("| `", 0) == 0 && end != std::string::npos) {
+      rows.emplace(line.substr(3, end - 3), line);
+    }
+  }
+  const struct {
+    int scope;
+    const char* name;
+  } cases[] = {
+      {mjPOSSCOPE_RESTORING, "RESTORING"},       {mjPOSSCOPE_ZERO, "ZERO"},
+      {mjPOSSCOPE_NONRESTORING, "NONRESTORING"}, {mjPOSSCOPE_CLAMPED, "CLAMPED"},
+      {mjPOSSCOPE_GAINBIAS, "GAINBIAS"},         {mjPOSSCOPE_TRANSMISSION, "TRANSMISSION"},
+      {mjPOSSCOPE_BRANCH, "BRANCH"},             {mjPOSSCOPE_DISABLED, "DISABLED"},
+  };
+  for (const auto& c : cases) {
+    std::string reason = mjd_posScopeReason(c.scope);
+    ASSERT_TRUE(rows.count(c.name)) << c.name << " has no row in doc/scope.md";
+    EXPECT_NE(rows[c.name].find("| " + reason), std::string::npos)
+        << c.name << ": \"" << reason << "\" is not in its row: " << rows[c.name];
+  }
+  EXPECT_STREQ(mjd_posScopeReason(-1), "unknown scope");
+  EXPECT_STREQ(mjd_posScopeReason(mjPOSSCOPE_DISABLED + 1), "unknown scope");
 }
 
 }  // namespace

@@ -294,6 +294,31 @@ int mjd_jointPosScope(const mjModel* m, int j) {
 
 
 
+// why a case of mjtPosScope is in K or left out of it
+const char* mjd_posScopeReason(int scope) {
+  switch ((mjtPosScope) scope) {
+  case mjPOSSCOPE_RESTORING:
+    return "in K";
+  case mjPOSSCOPE_ZERO:
+    return "nothing to add";
+  case mjPOSSCOPE_NONRESTORING:
+    return "K must stay positive semidefinite, finite and within what the factorization resolves";
+  case mjPOSSCOPE_CLAMPED:
+    return "the clamped force does not change with the length";
+  case mjPOSSCOPE_GAINBIAS:
+    return "no closed-form slope";
+  case mjPOSSCOPE_TRANSMISSION:
+    return "no exact term on the hinge and slide dofs";
+  case mjPOSSCOPE_BRANCH:
+    return "the term would fall outside the sparsity of M (fill-in)";
+  case mjPOSSCOPE_DISABLED:
+    return "the force is disabled";
+  }
+  return "unknown scope";
+}
+
+
+
 // input that multiplies the gain of actuator i in mj_fwdActuation
 mjtNum mjd_actuatorInput(const mjModel* m, const mjData* d, int i) {
   ctrlState controls = CTRL_UNCHECKED;
@@ -576,7 +601,7 @@ static int posWeightsGate(const mjModel* m, const mjData* d, mjtNum margin, cons
     }
   }
   for (int i=0; i<m->nu && bound < 4; i++) {
-    if (rten[i] > 0) {
+    if (m->actuator_trntype[i]==mjTRN_TENDON && rten[i] > 0) {
       int id = m->actuator_trnid[2*i];
       bound += rten[i] * armatureBound(m, d->actuator_moment + i*nv,
                                        m->wrap_objid + m->tendon_adr[id], m->tendon_num[id]);
@@ -595,7 +620,7 @@ static int posWeightsGate(const mjModel* m, const mjData* d, mjtNum margin, cons
     }
   }
   for (int i=0; i<m->nu; i++) {
-    if (rten[i] <= 0) {
+    if (m->actuator_trntype[i]!=mjTRN_TENDON || rten[i] <= 0) {
       continue;
     }
 

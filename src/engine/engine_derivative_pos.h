@@ -35,18 +35,18 @@ extern "C" {
 MJAPI void mjd_implicitPos(const mjModel* m, mjData* d,
                            mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv);
 
-// scope of mjENBL_IMPLICITPOS for one actuator, joint spring or tendon
+// scope of mjENBL_IMPLICITPOS for one actuator, joint spring or tendon: when each case applies
+// (why: mjd_posScopeReason)
 typedef enum mjtPosScope_ {
-  mjPOSSCOPE_RESTORING = 0,       // in scope, restoring slope: contributes to K
-  mjPOSSCOPE_ZERO,                // in scope, zero slope (e.g. a motor): nothing to add
-  mjPOSSCOPE_NONRESTORING,        // slope positive, not finite, or h^2 |slope| > mjMAXVAL:
-                                  // left explicit
-  mjPOSSCOPE_CLAMPED,             // force on its forcerange clamp: left explicit
-  mjPOSSCOPE_GAINBIAS,            // muscle or user gain/bias: left explicit
+  mjPOSSCOPE_RESTORING = 0,       // in scope, restoring slope
+  mjPOSSCOPE_ZERO,                // in scope, zero slope (e.g. a motor)
+  mjPOSSCOPE_NONRESTORING,        // slope positive, not finite, or h^2 |slope| > mjMAXVAL
+  mjPOSSCOPE_CLAMPED,             // force on its forcerange clamp
+  mjPOSSCOPE_GAINBIAS,            // muscle or user gain/bias
   mjPOSSCOPE_TRANSMISSION,        // ball/free joint, spatial tendon, fixed tendon listing a
                                   // joint twice, site, body, slider-crank
   mjPOSSCOPE_BRANCH,              // fixed tendon whose joints are not on one kinematic chain
-  mjPOSSCOPE_DISABLED             // actuation disabled
+  mjPOSSCOPE_DISABLED             // actuation (actuator) or passive forces (spring) disabled
 } mjtPosScope;
 
 // Scope of actuator i under mjENBL_IMPLICITPOS (mjtPosScope). If slope is not NULL, it receives
@@ -56,6 +56,10 @@ MJAPI int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum*
 
 // Scope of the spring of joint j under mjENBL_IMPLICITPOS (mjtPosScope).
 MJAPI int mjd_jointPosScope(const mjModel* m, int j);
+
+// Why a case of mjtPosScope is in K or left out of it, as the servo report and the documentation
+// state it; "unknown scope" for a value that is not an mjtPosScope.
+MJAPI const char* mjd_posScopeReason(int scope);
 
 // Scope of each tendon as a transmission under mjENBL_IMPLICITPOS (mjtPosScope), kept in
 // d->ten_posscope. It depends on the model's structure only and is set by mj_resetData.
