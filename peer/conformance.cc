@@ -48,7 +48,7 @@ Subject FromXml(const std::string& name, const std::string& xml) {
 }
 
 // the test state: angles and targets away from rest, qvel = 0 or not
-void SetState(const mjModel* m, mjData* d, bool at_rest) {
+void SetOffTarget(const mjModel* m, mjData* d, bool at_rest) {
   mj_resetData(m, d);
   for (int j = 0; j < m->njnt; ++j) {
     int type = m->jnt_type[j];
@@ -152,7 +152,7 @@ std::vector<OneStep> StepAll(const std::vector<Subject>& subjects, bool at_rest)
     const Subject& s = subjects[i];
     mjModel* m = s.m.get();
     DataPtr d(mj_makeData(m));
-    SetState(m, d.get(), at_rest);
+    SetOffTarget(m, d.get(), at_rest);
 
     out[i].flag = OurStep(m, d.get(), true);
     out[i].off = OurStep(m, d.get(), false);

@@ -21,6 +21,8 @@
 #define MJPOS_TEST_FIXTURE_H_
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -126,6 +128,38 @@ inline void EngineK(const mjModel* m, mjData* d, std::vector<double>* k,
       (*k)[r * nv + d->D_colind[adr]] = matD[adr];
     }
   }
+}
+
+// The engine's K and K*qvel against the central difference FiniteDifferenceK of step eps at the
+// state of d (after mj_forward): their relative errors (RelDiff), and the largest |element| of the
+// difference, 0 when there is nothing to compare.
+struct KError {
+  double k, kv, scale;
+};
+inline KError KAgainstFiniteDifference(const mjModel* m, mjData* d, double eps) {
+  int nv = m->nv;
+  std::vector<double> k, kv;
+  EngineK(m, d, &k, &kv);
+  std::vector<double> fd = FiniteDifferenceK(m, d, eps);
+  std::vector<double> fdv(nv, 0.0);
+  for (int r = 0; r < nv; ++r) {
+    for (int c = 0; c < nv; ++c) fdv[r] += fd[r * nv + c] * d->qvel[c];
+  }
+  KError error = {RelDiff(k.data(), fd.data(), nv * nv), RelDiff(kv.data(), fdv.data(), nv), 0};
+  for (double x : fd) error.scale = std::max(error.scale, std::abs(x));
+  return error;
+}
+
+// A general actuator on target (e.g. joint="a"): affine gain [g0 g1 0], (g0 + g1*length)*input,
+// and affine bias [0 b1 b2], b1*length + b2*velocity; extra: more attributes.
+inline std::string AffineActuator(const std::string& target, double g0, double g1, double b1,
+                                  double b2, const std::string& extra = "") {
+  char buf[320];
+  std::snprintf(buf, sizeof(buf),
+                "<general %s gaintype=\"affine\" gainprm=\"%.17g %.17g 0\" biastype=\"affine\" "
+                "biasprm=\"0 %.17g %.17g\" %s/>\n",
+                target.c_str(), g0, g1, b1, b2, extra.c_str());
+  return buf;
 }
 
 }  // namespace mjpos

@@ -68,16 +68,11 @@ std::string Model(const std::string& elements, const std::string& flags = "") {
 // a general actuator on `target`: gain [g0 g1 0] (affine) and bias [0 b1 -1] (affine)
 std::string Affine(const std::string& target, double g0, double g1, double b1,
                    const std::string& extra = "") {
-  char buf[320];
-  std::snprintf(buf, sizeof(buf),
-                "<general %s gaintype=\"affine\" gainprm=\"%.17g %.17g 0\" biastype=\"affine\" "
-                "biasprm=\"0 %.17g -1\" %s/>",
-                target.c_str(), g0, g1, b1, extra.c_str());
-  return buf;
+  return AffineActuator(target, g0, g1, b1, -1, extra);
 }
 
 // a state away from rest
-void SetState(const mjModel* m, mjData* d) {
+void SetAwayFromRest(const mjModel* m, mjData* d) {
   mj_resetData(m, d);
   for (int i = 0; i < m->nq; ++i) d->qpos[i] = 0.2 * std::sin(1.0 + 2 * i);
   for (int i = 0; i < m->nv; ++i) d->qvel[i] = 1.5 * std::cos(0.5 + i);
@@ -96,19 +91,10 @@ double Slope(const mjModel* m, const mjData* d, int i, int* scope = nullptr) {
 // in-scope forces are affine in the positions of hinges, so only rounding remains); d is at the
 // state to linearise about, after mj_forward
 void ExpectKMatchesFiniteDifference(const mjModel* m, mjData* d, const std::string& what) {
-  int nv = m->nv;
-  std::vector<double> k, kv;
-  EngineK(m, d, &k, &kv);
-  std::vector<double> fd = FiniteDifferenceK(m, d, 1e-5);
-  std::vector<double> fdv(nv, 0.0);
-  for (int r = 0; r < nv; ++r) {
-    for (int c = 0; c < nv; ++c) fdv[r] += fd[r * nv + c] * d->qvel[c];
-  }
-  double scale = 0;
-  for (double x : fd) scale = std::max(scale, std::abs(x));
-  EXPECT_GT(scale, 0) << what << ": nothing to compare";
-  EXPECT_LE(RelDiff(k.data(), fd.data(), nv * nv), 1e-7) << what;
-  EXPECT_LE(RelDiff(kv.data(), fdv.data(), nv), 1e-7) << what;
+  KError error = KAgainstFiniteDifference(m, d, 1e-5);
+  EXPECT_GT(error.scale, 0) << what << ": nothing to compare";
+  EXPECT_LE(error.k, 1e-7) << what;
+  EXPECT_LE(error.kv, 1e-7) << what;
 }
 
 // full state after n steps, flag off or on
@@ -116,7 +102,7 @@ std::vector<mjtNum> Trajectory(const mjModel* m, bool flag, int n) {
   ModelPtr mc(mj_copyModel(nullptr, m));
   SetEnable(mc.get(), mjENBL_IMPLICITPOS, flag);
   DataPtr d(mj_makeData(mc.get()));
-  SetState(mc.get(), d.get());
+  SetAwayFromRest(mc.get(), d.get());
   for (int t = 0; t < n; ++t) mj_step(mc.get(), d.get());
   std::vector<mjtNum> out(d->qpos, d->qpos + mc->nq);
   out.insert(out.end(), d->qvel, d->qvel + mc->nv);
@@ -143,7 +129,7 @@ TEST_F(ImplicitPosGuardInput, ClampedControl) {
     ASSERT_NE(m, nullptr);
     DataPtr d(mj_makeData(m.get()));
     for (double ctrl : {-1.0, 1.0, 0.1}) {
-      SetState(m.get(), d.get());
+      SetAwayFromRest(m.get(), d.get());
       for (int u = 0; u < m->nu; ++u) d->ctrl[u] = ctrl;
       mj_forward(m.get(), d.get());
       for (int u = 0; u < m->nu; ++u) {
@@ -167,7 +153,7 @@ TEST_F(ImplicitPosGuardInput, BadControlZeroesEveryInput) {
                           Affine("joint=\"b\"", 5, -20, -80) + "</actuator>"));
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
-  SetState(m.get(), d.get());
+  SetAwayFromRest(m.get(), d.get());
   d->ctrl[0] = 0.5;
   d->ctrl[1] = kNaN;
   {
@@ -215,7 +201,7 @@ TEST_F(ImplicitPosGuardInput, ControlCheckedAfterClamping) {
     ModelPtr m = LoadModelOrFail(Model(actuators, c.clampctrl ? "" : "clampctrl=\"disable\""));
     ASSERT_NE(m, nullptr);
     DataPtr d(mj_makeData(m.get()));
-    SetState(m.get(), d.get());
+    SetAwayFromRest(m.get(), d.get());
     for (int u = 0; u < 3; ++u) d->ctrl[u] = c.ctrl[u];
     {
       WarningCapture warnings;
@@ -300,7 +286,7 @@ TEST_F(ImplicitPosGuardInput, ReadsNothingPastTheEnd) {
   ASSERT_NE(m, nullptr);
   m->jnt_stiffness[2] = 40;
   DataPtr d(mj_makeData(m.get()));
-  SetState(m.get(), d.get());
+  SetAwayFromRest(m.get(), d.get());
   mj_forward(m.get(), d.get());
   // with and without the accuracy weights (their own pass gathers the terms per dof)
   for (int flags : {0, static_cast<int>(mjENBL_POSWEIGHT)}) {
@@ -358,7 +344,7 @@ TEST_F(ImplicitPosGuardInput, ActivationIndex) {
   ASSERT_NE(m, nullptr);
   ASSERT_EQ(m->na, 1);
   DataPtr d(mj_makeData(m.get()));
-  SetState(m.get(), d.get());
+  SetAwayFromRest(m.get(), d.get());
   d->act[0] = 0.9;
   mj_forward(m.get(), d.get());
   EXPECT_EQ(Slope(m.get(), d.get(), 0), -100 + -30 * d->ctrl[0]);
@@ -383,7 +369,7 @@ TEST_F(ImplicitPosGuardSlope, GainAndBiasTerms) {
       "</actuator>"));
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
-  SetState(m.get(), d.get());
+  SetAwayFromRest(m.get(), d.get());
   d->ctrl[1] = d->ctrl[2] = 0.5;
   mj_forward(m.get(), d.get());
   int scope[3];
@@ -407,7 +393,7 @@ TEST_F(ImplicitPosGuardSlope, VelocitySlopeIsTheForcesDerivative) {
       "</actuator>"));
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
-  SetState(m.get(), d.get());
+  SetAwayFromRest(m.get(), d.get());
   ASSERT_EQ(m->actuator_gaintype[2], mjGAIN_FIXED);
   const double eps = 1e-4;
   for (int i = 0; i < m->nu; ++i) {
@@ -439,7 +425,7 @@ TEST_F(ImplicitPosGuardSlope, UserGainOrBiasIsExcluded) {
     ModelPtr m = LoadModelOrFail(Model("<actuator>" + a + "</actuator>"));
     ASSERT_NE(m, nullptr);
     DataPtr d(mj_makeData(m.get()));
-    SetState(m.get(), d.get());
+    SetAwayFromRest(m.get(), d.get());
     mj_forward(m.get(), d.get());
     int scope;
     EXPECT_EQ(Slope(m.get(), d.get(), 0, &scope), 0) << a;
@@ -471,7 +457,7 @@ TEST_F(ImplicitPosGuardSlope, SignAndFiniteness) {
     double h = m->opt.timestep;
     bool near_bound = c.slope == -0.99 || c.slope == -1.01;
     m->actuator_biasprm[1] = near_bound ? c.slope * mjMAXVAL / (h * h) : c.slope;
-    SetState(m.get(), d.get());
+    SetAwayFromRest(m.get(), d.get());
     mj_forward(m.get(), d.get());
     EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), c.scope) << c.slope;
   }
@@ -503,7 +489,7 @@ TEST_F(ImplicitPosGuardSlope, StiffnessBoundIsInclusive) {
   m->jnt_stiffness[1] = std::nextafter(k, kInf);  // joint b: just past the bound
   m->jnt_stiffness[2] = k;                       // joint c: on it
   DataPtr d(mj_makeData(m.get()));
-  SetState(m.get(), d.get());
+  SetAwayFromRest(m.get(), d.get());
   mj_forward(m.get(), d.get());
   int dof = m->jnt_dofadr[2], nv = m->nv;
   m->dof_damping[dof] = 2 * std::sqrt(k / d->qLDiagInv[dof]);
@@ -580,7 +566,7 @@ TEST_F(ImplicitPosGuardScope, ForceRangePerActuatorAndBounds) {
   ModelPtr m = LoadModelOrFail(Model(actuators + "</actuator>"));
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
-  SetState(m.get(), d.get());
+  SetAwayFromRest(m.get(), d.get());
   mj_forward(m.get(), d.get());
   for (int i = 0; i < 3; ++i) {
     for (double force :
@@ -604,7 +590,7 @@ TEST_F(ImplicitPosGuardScope, JointInParentIsInScope) {
   ASSERT_NE(m, nullptr);
   ASSERT_EQ(m->actuator_trntype[0], mjTRN_JOINTINPARENT);
   DataPtr d(mj_makeData(m.get()));
-  SetState(m.get(), d.get());
+  SetAwayFromRest(m.get(), d.get());
   mj_forward(m.get(), d.get());
   EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_RESTORING);
   ExpectKMatchesFiniteDifference(m.get(), d.get(), "jointinparent");
@@ -617,7 +603,7 @@ TEST_F(ImplicitPosGuardScope, OneJointFixedTendonIsInScope) {
             "</tendon><actuator>" + Affine("tendon=\"t\"", 5, 0, -300) + "</actuator>"));
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
-  SetState(m.get(), d.get());
+  SetAwayFromRest(m.get(), d.get());
   mj_forward(m.get(), d.get());
   EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_RESTORING);
   ExpectKMatchesFiniteDifference(m.get(), d.get(), "one-joint tendon");
@@ -632,7 +618,7 @@ TEST_F(ImplicitPosGuardScope, JointServoBesideTendonOverItsJoint) {
                           Affine("tendon=\"t\"", 5, 0, -100) + "</actuator>"));
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
-  SetState(m.get(), d.get());
+  SetAwayFromRest(m.get(), d.get());
   mj_forward(m.get(), d.get());
   for (int u = 0; u < m->nu; ++u) {
     EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), u, nullptr), mjPOSSCOPE_RESTORING) << u;
@@ -659,7 +645,7 @@ TEST_F(ImplicitPosGuardScope, FixedTendonOverBallJointIsExcluded) {
       "</mujoco>\n");
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
-  SetState(m.get(), d.get());
+  SetAwayFromRest(m.get(), d.get());
   mj_forward(m.get(), d.get());
   EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_TRANSMISSION);
   EXPECT_TRUE(BitIdentical(Trajectory(m.get(), false, 20), Trajectory(m.get(), true, 20)));
@@ -682,7 +668,7 @@ TEST_F(ImplicitPosGuardInverse, ActuationOutputsRestoredWithActivations) {
   ASSERT_EQ(m->na, 1);
   SetEnable(m.get(), mjENBL_INVDISCRETE | mjENBL_IMPLICITPOS, true);
   DataPtr d(mj_makeData(m.get()));
-  SetState(m.get(), d.get());
+  SetAwayFromRest(m.get(), d.get());
   mj_forward(m.get(), d.get());
   for (int i = 0; i < m->nv; ++i) d->qacc[i] = 1.0 + i;
   for (int i = 0; i < m->nu; ++i) d->actuator_force[i] = -7.0 - i;
@@ -715,7 +701,7 @@ std::vector<mjtNum> Inverse(const mjModel* m, const mjData* d0, int enableflags,
 // a three-link arm without joint damping, after mj_forward, with an acceleration to invert
 DataPtr ArmToInvert(const mjModel* m) {
   DataPtr d(mj_makeData(m));
-  SetState(m, d.get());
+  SetAwayFromRest(m, d.get());
   mj_forward(m, d.get());
   for (int i = 0; i < m->nv; ++i) d->qacc[i] = 3.0 * std::sin(0.7 * i + 1.0) / 7.0;
   return d;
@@ -834,7 +820,7 @@ TEST_F(ImplicitPosGuardInverse, FwdinvComparesContinuousTime) {
   for (int flags :
        {static_cast<int>(mjENBL_IMPLICITPOS), mjENBL_IMPLICITPOS | mjENBL_INVDISCRETE}) {
     DataPtr d0(mj_makeData(m.get()));
-    SetState(m.get(), d0.get());
+    SetAwayFromRest(m.get(), d0.get());
     d0->qpos[0] = 0.3;  // past the limits
     d0->qpos[1] = -0.25;
 
@@ -1340,7 +1326,7 @@ TEST_F(ImplicitPosGuardWeight, ScratchStaysOnItsStack) {
   Lighten(m.get(), 30);
   SetEnable(m.get(), mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, true);
   DataPtr d(mj_makeData(m.get()));
-  SetState(m.get(), d.get());
+  SetAwayFromRest(m.get(), d.get());
   mj_forward(m.get(), d.get());
   mj_makeMSparse(m.get(), d.get(), d->D_rownnz, d->D_rowadr, d->D_colind);
   auto cleared = [&](const std::function<void()>& call) {
@@ -1389,7 +1375,7 @@ TEST_F(ImplicitPosGuardWeight, OutOfScopeServoStaysOutOfK) {
       Affine("tendon=\"tb\"", 5, 0, -100) + "</actuator>"));
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
-  SetState(m.get(), d.get());
+  SetAwayFromRest(m.get(), d.get());
   mj_forward(m.get(), d.get());
   ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_CLAMPED);
   ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 1, nullptr), mjPOSSCOPE_RESTORING);
@@ -1425,8 +1411,8 @@ TEST_F(ImplicitPosGuardWeight, OutOfScopeServoAddsNoDamping) {
   const double h = m->opt.timestep;
   m->jnt_stiffness[0] = m0->jnt_stiffness[0] = 2.3 * 2.3 / (h * h * m->dof_invweight0[0]);
   DataPtr d(mj_makeData(m.get())), d0(mj_makeData(m0.get()));
-  SetState(m.get(), d.get());
-  SetState(m0.get(), d0.get());
+  SetAwayFromRest(m.get(), d.get());
+  SetAwayFromRest(m0.get(), d0.get());
   mj_forward(m.get(), d.get());
   mj_forward(m0.get(), d0.get());
   ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_CLAMPED);

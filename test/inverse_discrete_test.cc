@@ -53,7 +53,7 @@ Vec Copy(const mjtNum* x, int n) { return Vec(x, x + n); }
 
 // a reproducible state away from equilibrium: velocities, servo targets off the current
 // lengths, generalized applied forces
-void SetState(const mjModel* m, mjData* d, double scale) {
+void SetOffEquilibrium(const mjModel* m, mjData* d, double scale) {
   mj_resetData(m, d);
   for (int i = 0; i < m->nv; ++i) d->qvel[i] = scale * 0.7 * std::sin(1.3 * i + 0.4);
   for (int i = 0; i < m->nv; ++i) d->qfrc_applied[i] = scale * 0.2 * std::cos(0.9 * i + 0.1);
@@ -156,7 +156,7 @@ TEST_F(InverseDiscrete, ImplicitRoundTrip) {
     DataPtr d0(mj_makeData(m));
     for (bool pos : {false, true}) {
       SetEnable(m, mjENBL_IMPLICITPOS, pos);
-      SetState(m, d0.get(), 1.0);
+      SetOffEquilibrium(m, d0.get(), 1.0);
       RoundTrip r = StepAndInvert(m, d0.get(), true);
       SCOPED_TRACE(c.name + (pos ? ", implicitpos on" : ", implicitpos off"));
       ASSERT_EQ(r.nefc, 0);
@@ -183,7 +183,7 @@ TEST_F(InverseDiscrete, EulerRoundTrip) {
     bool damped = false;
     for (int i = 0; i < m->nv; ++i) damped |= m->dof_damping[i] > 0;
     DataPtr d0(mj_makeData(m));
-    SetState(m, d0.get(), 1.0);
+    SetOffEquilibrium(m, d0.get(), 1.0);
     RoundTrip r = StepAndInvert(m, d0.get(), true);
     SCOPED_TRACE(c.name);
     ASSERT_EQ(r.nefc, 0);
@@ -266,7 +266,7 @@ TEST_F(InverseDiscrete, DenseReference) {
     DataPtr d0(mj_makeData(m));
     for (bool pos : {false, true}) {
       SetEnable(m, mjENBL_IMPLICITPOS, pos);
-      SetState(m, d0.get(), 1.0);
+      SetOffEquilibrium(m, d0.get(), 1.0);
       RoundTrip r = StepAndInvert(m, d0.get(), true);
       Dense ref = DenseReference(m, d0.get());
       DataPtr d(mj_makeData(m));
@@ -327,7 +327,7 @@ TEST_F(InverseDiscrete, FlagOffBitIdentical) {
       mjModel* m = c.model.get();
       SCOPED_TRACE(c.name + ", " + integrator);
       DataPtr d0(mj_makeData(m));
-      SetState(m, d0.get(), 1.0);
+      SetOffEquilibrium(m, d0.get(), 1.0);
       Vec qacc(m->nv);
       for (int i = 0; i < m->nv; ++i) qacc[i] = 3.0 * std::sin(0.7 * i + 1.0);
 
@@ -352,7 +352,7 @@ TEST_F(InverseDiscrete, FlagOffBitIdentical) {
   ModelPtr m = LoadModelOrFail(OneHingeXml(0.01576, 400, 1, 0.01, "Euler"));
   ASSERT_NE(m, nullptr);
   DataPtr d0(mj_makeData(m.get()));
-  SetState(m.get(), d0.get(), 1.0);
+  SetOffEquilibrium(m.get(), d0.get(), 1.0);
   Vec qacc = {2.5};
   std::vector<char> off, on;
   InverseBuffer(m.get(), d0.get(), qacc, &off);
@@ -394,7 +394,7 @@ TEST_F(InverseDiscrete, FlagOffIsStock) {
     mjModel* m = mp.get();
     m->opt.enableflags = mjENBL_IMPLICITPOS;
     DataPtr d0(mj_makeData(m));
-    SetState(m, d0.get(), 1.0);
+    SetOffEquilibrium(m, d0.get(), 1.0);
     for (int j = 0; j < m->njnt; ++j) {  // first limited hinge: past its limit
       if (m->jnt_limited[j] && m->jnt_type[j] == mjJNT_HINGE) {
         d0->qpos[m->jnt_qposadr[j]] = m->jnt_range[2 * j + 1] + 0.2;
@@ -426,7 +426,7 @@ TEST_F(InverseDiscrete, PreservesCallerData) {
   m->actuator_forcerange[3] = 1e3;
   SetEnable(m.get(), mjENBL_INVDISCRETE | mjENBL_IMPLICITPOS, true);
   DataPtr d(mj_makeData(m.get()));
-  SetState(m.get(), d.get(), 1.0);
+  SetOffEquilibrium(m.get(), d.get(), 1.0);
   for (int i = 0; i < m->nv; ++i) d->qacc[i] = 1.0 + i;
   for (int i = 0; i < m->nu; ++i) d->actuator_force[i] = -7.0 - i;
   for (int i = 0; i < m->nv; ++i) d->qfrc_actuator[i] = 11.0 + i;
@@ -453,7 +453,7 @@ TEST_F(InverseDiscrete, RK4IsAnError) {
   ModelPtr m = LoadModelOrFail(ChainXml(3, 50, 2, 0.005, "RK4"));
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
-  SetState(m.get(), d.get(), 1.0);
+  SetOffEquilibrium(m.get(), d.get(), 1.0);
   std::string error;
   last_error = &error;
   void (*fixture_error)(const char*) = mju_user_error;
@@ -479,7 +479,7 @@ TEST_F(InverseDiscrete, FwdinvUnaffected) {
   ASSERT_NE(m, nullptr);
   SetEnable(m.get(), mjENBL_FWDINV | mjENBL_IMPLICITPOS, true);
   DataPtr d0(mj_makeData(m.get()));
-  SetState(m.get(), d0.get(), 1.0);
+  SetOffEquilibrium(m.get(), d0.get(), 1.0);
   d0->qpos[0] = 1.2;  // past the limit: one constraint
   mjtNum fwdinv[2][2];
   for (bool discrete : {false, true}) {

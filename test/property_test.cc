@@ -841,35 +841,25 @@ struct Totals {
   int roundtrips = 0;  // round trips checked
 };
 
-// properties 1 to 4 for one model
-void CheckModel(int index, const RandomModel& rm, Totals* totals, Failures* failures) {
-  std::string error;
-  ModelPtr model(LoadXmlString(rm.xml, &error));
-  if (!model) {
-    // The compiler steps the model once, with implicitpos if the MJCF enables it. Without the new
-    // flags the model must fail alike (stock 2.2.2 rejects some extreme gains, e.g. kv = 1e300 on
-    // a free joint: "diagonal element too small in mju_factorLUSparse"); the stock comparison
-    // checks that stock fails too.
-    std::string stock_error;
-    ModelPtr stock(LoadXmlString(rm.stock_xml, &stock_error));
-    if (stock) {
-      failures->Add(index, "compiles only without implicitpos and invdiscrete: " + error);
-    } else if (stock_error != error) {
-      failures->Add(index, "compile errors differ with and without implicitpos and "
-                           "invdiscrete: " + error + " / " + stock_error);
-    }
-    return;
+// a model that does not compile: without the new flags it must fail alike. The compiler steps the
+// model once, with implicitpos if the MJCF enables it (stock 2.2.2 rejects some extreme gains,
+// e.g. kv = 1e300 on a free joint: "diagonal element too small in mju_factorLUSparse"); the
+// stock comparison checks that stock fails too.
+void CheckCompileFailure(int index, const RandomModel& rm, const std::string& error,
+                         Failures* failures) {
+  std::string stock_error;
+  ModelPtr stock(LoadXmlString(rm.stock_xml, &stock_error));
+  if (stock) {
+    failures->Add(index, "compiles only without implicitpos and invdiscrete: " + error);
+  } else if (stock_error != error) {
+    failures->Add(index, "compile errors differ with and without implicitpos and "
+                         "invdiscrete: " + error + " / " + stock_error);
   }
-  mjModel* m = model.get();
-  Start start = MakeStart(m, index);
-  int integrator = m->opt.integrator;
-  bool roundtrip = (m->opt.enableflags & mjENBL_INVDISCRETE) && integrator != mjINT_RK4 &&
-                   FiniteGains(m);
+}
 
-  RunData data{DataPtr(mj_makeData(m)), DataPtr(mj_makeData(m)), DataPtr(mj_makeData(m))};
-
-  // 3a. the engine's scope is doc/scope.md's, actuator by actuator, at the start
-  mjData* d = data.d.get();
+// 3a. the engine's scope is doc/scope.md's, actuator by actuator, at the start
+void CheckScopeAtStart(const mjModel* m, const Start& start, mjData* d, int index,
+                       Failures* failures) {
   mju_copy(d->qpos, start.qpos.data(), m->nq);
   mju_copy(d->qvel, start.qvel.data(), m->nv);
   mju_copy(d->ctrl, start.ctrl.data(), m->nu);
@@ -882,29 +872,28 @@ void CheckModel(int index, const RandomModel& rm, Totals* totals, Failures* fail
                                " mjd_actuatorPosScope's K, against doc/scope.md's scope");
     }
   }
+}
 
-  RunResult off = Simulate(m, start, false, roundtrip, index, &data, failures);
-  RunResult on = Simulate(m, start, true, roundtrip, index, &data, failures);
-  totals->steps += off.hashes.size() + on.hashes.size();  // completed steps
-  totals->roundtrips += off.roundtrips + on.roundtrips;
+// 1. no mju_error that the flag alone raises: from a state identical in both runs (none can be
+// chaos), flag on must not fail where flag off steps on. True if the flag alone raised one.
+bool CheckNoFlagError(const RunResult& on, const RunResult& off, int index, Failures* failures) {
+  if (on.error.empty() || on.error == off.error) return false;
+  size_t t = on.hashes.size();  // the step that failed
+  bool flag_error = t == 0 || (t <= off.hashes.size() && on.hashes[t - 1] == off.hashes[t - 1]);
+  if (flag_error) failures->Add(index, "flag on only, from the same state: " + on.error);
+  return flag_error;
+}
 
-  // 1. no mju_error that the flag alone raises: from a state identical in both runs (none can be
-  // chaos), flag on must not fail where flag off steps on
-  bool flag_error = false;
-  if (!on.error.empty() && on.error != off.error) {
-    size_t t = on.hashes.size();  // the step that failed
-    flag_error = t == 0 || (t <= off.hashes.size() && on.hashes[t - 1] == off.hashes[t - 1]);
-    if (flag_error) failures->Add(index, "flag on only, from the same state: " + on.error);
-  }
-
-  // 2. never worse, where only the flag's scope can diverge and without contact (doc/scope.md,
-  // "Limitations": contact forces are sized against the unmodified M, so a stiff servo pressing on
-  // contact can still diverge). Where flag off is clean with a margin (|qacc| <= 1e8, a hundredth
-  // of mj_checkAcc's limit), flag on is clean; where flag off resets, flag on resets at most once
-  // more (a huge motor can drive both runs into resetting every other step, and the flag, moving
-  // the trajectory, may bring the first reset one step earlier); no mju_error that flag off does
-  // not have. A flag-off run that is clean but wild (a huge motor on a small inertia, |qacc| up to
-  // 7e9) is chaos that either run may tip over: no comparison there.
+// 2. never worse, where only the flag's scope can diverge and without contact (doc/scope.md,
+// "Limitations": contact forces are sized against the unmodified M, so a stiff servo pressing on
+// contact can still diverge). Where flag off is clean with a margin (|qacc| <= 1e8, a hundredth
+// of mj_checkAcc's limit), flag on is clean; where flag off resets, flag on resets at most once
+// more (a huge motor can drive both runs into resetting every other step, and the flag, moving
+// the trajectory, may bring the first reset one step earlier); no mju_error that flag off does
+// not have. A flag-off run that is clean but wild (a huge motor on a small inertia, |qacc| up to
+// 7e9) is chaos that either run may tip over: no comparison there.
+void CheckNeverWorse(const mjModel* m, const Start& start, const RunResult& on,
+                     const RunResult& off, bool flag_error, int index, Failures* failures) {
   bool off_clean = off.warnings == 0 && off.resets == 0 && off.error.empty();
   bool worse = !flag_error && !on.error.empty() && off.error.empty();
   if (off_clean && off.max_qacc <= 1e-2 * mjMAXVAL) {
@@ -920,8 +909,13 @@ void CheckModel(int index, const RandomModel& rm, Totals* totals, Failures* fail
                              std::to_string(off.warnings) + ", " + std::to_string(off.resets) +
                              (off.error.empty() ? "" : ", " + off.error));
   }
+}
 
-  // 3. bit identity where the flag must not act
+// 3. bit identity where the flag must not act: Euler, RK4, or nothing in scope. True if the two
+// runs are identical.
+bool CheckBitIdentity(const mjModel* m, const RunResult& on, const RunResult& off, int index,
+                      Failures* failures) {
+  int integrator = m->opt.integrator;
   bool identical = on.hashes == off.hashes && on.error == off.error;
   bool must = integrator != mjINT_IMPLICIT || NothingInScope(m);
   if (must && !identical) {
@@ -932,7 +926,33 @@ void CheckModel(int index, const RandomModel& rm, Totals* totals, Failures* fail
                              (integrator == mjINT_IMPLICIT ? " with nothing in scope" : "") +
                              " from step " + std::to_string(t) + ErrorNote(on, off));
   }
-  totals->changed += integrator == mjINT_IMPLICIT && !identical;
+  return identical;
+}
+
+// properties 1 to 4 for one model
+void CheckModel(int index, const RandomModel& rm, Totals* totals, Failures* failures) {
+  std::string error;
+  ModelPtr model(LoadXmlString(rm.xml, &error));
+  if (!model) {
+    CheckCompileFailure(index, rm, error, failures);
+    return;
+  }
+  mjModel* m = model.get();
+  Start start = MakeStart(m, index);
+  bool roundtrip = (m->opt.enableflags & mjENBL_INVDISCRETE) && m->opt.integrator != mjINT_RK4 &&
+                   FiniteGains(m);
+  RunData data{DataPtr(mj_makeData(m)), DataPtr(mj_makeData(m)), DataPtr(mj_makeData(m))};
+  CheckScopeAtStart(m, start, data.d.get(), index, failures);
+
+  RunResult off = Simulate(m, start, false, roundtrip, index, &data, failures);
+  RunResult on = Simulate(m, start, true, roundtrip, index, &data, failures);
+  totals->steps += off.hashes.size() + on.hashes.size();  // completed steps
+  totals->roundtrips += off.roundtrips + on.roundtrips;
+
+  bool flag_error = CheckNoFlagError(on, off, index, failures);
+  CheckNeverWorse(m, start, on, off, flag_error, index, failures);
+  bool identical = CheckBitIdentity(m, on, off, index, failures);
+  totals->changed += m->opt.integrator == mjINT_IMPLICIT && !identical;
 }
 
 //------------------------------ stock comparison --------------------------------------------------
