@@ -583,47 +583,48 @@ TEST_F(ImplicitPosGuardScope, ForceRangePerActuatorAndBounds) {
 
 //------------------------------ transmissions -----------------------------------------------------
 
-// Catches: jointinparent transmissions left out of scope.
-TEST_F(ImplicitPosGuardScope, JointInParentIsInScope) {
-  ModelPtr m = LoadModelOrFail(Model("<actuator><general jointinparent=\"b\" gainprm=\"300\" "
-                          "biastype=\"affine\" biasprm=\"0 -300 -1\" gear=\"1.5\"/></actuator>"));
-  ASSERT_NE(m, nullptr);
-  ASSERT_EQ(m->actuator_trntype[0], mjTRN_JOINTINPARENT);
+// the model of these elements at a state away from rest: every actuator in scope with a restoring
+// slope, and K the finite difference of its forces
+void ExpectAllRestoringWithExactK(const std::string& elements, const std::string& what) {
+  ModelPtr m = LoadModelOrFail(Model(elements));
+  ASSERT_NE(m, nullptr) << what;
   DataPtr d(mj_makeData(m.get()));
   SetAwayFromRest(m.get(), d.get());
   mj_forward(m.get(), d.get());
-  EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_RESTORING);
-  ExpectKMatchesFiniteDifference(m.get(), d.get(), "jointinparent");
+  for (int u = 0; u < m->nu; ++u) {
+    EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), u, nullptr), mjPOSSCOPE_RESTORING)
+        << what << ", actuator " << u;
+  }
+  ExpectKMatchesFiniteDifference(m.get(), d.get(), what);
+}
+
+// Catches: jointinparent transmissions left out of scope.
+TEST_F(ImplicitPosGuardScope, JointInParentIsInScope) {
+  std::string actuator = "<actuator><general jointinparent=\"b\" gainprm=\"300\" "
+                         "biastype=\"affine\" biasprm=\"0 -300 -1\" gear=\"1.5\"/></actuator>";
+  ModelPtr m = LoadModelOrFail(Model(actuator));
+  ASSERT_NE(m, nullptr);
+  ASSERT_EQ(m->actuator_trntype[0], mjTRN_JOINTINPARENT);
+  ExpectAllRestoringWithExactK(actuator, "jointinparent");
 }
 
 // Catches: a fixed tendon of a single joint left out of scope.
 TEST_F(ImplicitPosGuardScope, OneJointFixedTendonIsInScope) {
-  ModelPtr m = LoadModelOrFail(
-      Model("<tendon><fixed name=\"t\"><joint joint=\"b\" coef=\"-0.7\"/></fixed>"
-            "</tendon><actuator>" + Affine("tendon=\"t\"", 5, 0, -300) + "</actuator>"));
-  ASSERT_NE(m, nullptr);
-  DataPtr d(mj_makeData(m.get()));
-  SetAwayFromRest(m.get(), d.get());
-  mj_forward(m.get(), d.get());
-  EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_RESTORING);
-  ExpectKMatchesFiniteDifference(m.get(), d.get(), "one-joint tendon");
+  ExpectAllRestoringWithExactK(
+      "<tendon><fixed name=\"t\"><joint joint=\"b\" coef=\"-0.7\"/></fixed></tendon><actuator>" +
+          Affine("tendon=\"t\"", 5, 0, -300) + "</actuator>",
+      "one-joint tendon");
 }
 
 // Catches: a joint servo run through the fixed-tendon code as well (its joint is on a tendon whose
 // index equals the joint's), adding its term twice.
 TEST_F(ImplicitPosGuardScope, JointServoBesideTendonOverItsJoint) {
-  ModelPtr m = LoadModelOrFail(Model("<tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/>"
-                          "<joint joint=\"b\" coef=\"0.5\"/></fixed></tendon><actuator>" +
-                          Affine("joint=\"a\"", 5, 0, -300) + Affine("joint=\"b\"", 5, 0, -200) +
-                          Affine("tendon=\"t\"", 5, 0, -100) + "</actuator>"));
-  ASSERT_NE(m, nullptr);
-  DataPtr d(mj_makeData(m.get()));
-  SetAwayFromRest(m.get(), d.get());
-  mj_forward(m.get(), d.get());
-  for (int u = 0; u < m->nu; ++u) {
-    EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), u, nullptr), mjPOSSCOPE_RESTORING) << u;
-  }
-  ExpectKMatchesFiniteDifference(m.get(), d.get(), "servo beside tendon");
+  ExpectAllRestoringWithExactK(
+      "<tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/>"
+      "<joint joint=\"b\" coef=\"0.5\"/></fixed></tendon><actuator>" +
+          Affine("joint=\"a\"", 5, 0, -300) + Affine("joint=\"b\"", 5, 0, -200) +
+          Affine("tendon=\"t\"", 5, 0, -100) + "</actuator>",
+      "servo beside tendon");
 }
 
 // Catches: a fixed tendon over a ball joint (the compiler accepts one) taken into scope because

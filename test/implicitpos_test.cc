@@ -348,18 +348,25 @@ TEST_F(ImplicitPosArm, OneStepMatchesDenseSolve) {
   }
 }
 
+// ChainXml(3, 1.0, 0.0, 5e-3) with its servos replaced by one on a fixed tendon "t" over `joints`
+// (MJCF joint elements): gain kp, bias [0 -kp kv]
+std::string ChainWithTendonServo(const std::string& joints, const std::string& kp,
+                                 const std::string& kv) {
+  std::string xml = ChainXml(3, 1.0, 0.0, 5e-3);
+  return xml.substr(0, xml.find("  <actuator>")) + "  <tendon><fixed name=\"t\">" + joints +
+         "</fixed></tendon>\n  <actuator><general tendon=\"t\" gainprm=\"" + kp +
+         "\" biastype=\"affine\" biasprm=\"0 -" + kp + " " + kv +
+         "\"/></actuator>\n</mujoco>\n";
+}
+
 // a fixed tendon along one chain: K = kp m'm is dense on the tendon's dofs
 // Catches: a wrong dense tendon block kp*m'm or its shift.
 TEST_F(ImplicitPosArm, FixedTendonOnChainMatchesDenseSolve) {
-  std::string xml = ChainXml(3, 1.0, 0.0, 5e-3);
-  // drive the three joints through one fixed tendon instead of three joint servos
-  size_t a = xml.find("  <actuator>");
-  xml = xml.substr(0, a) +
-        "  <tendon><fixed name=\"t\"><joint joint=\"j0\" coef=\"1\"/>"
-        "<joint joint=\"j1\" coef=\"-0.5\"/><joint joint=\"j2\" coef=\"0.25\"/></fixed></tendon>\n"
-        "  <actuator><general tendon=\"t\" gainprm=\"3e4\" biastype=\"affine\""
-        " biasprm=\"0 -3e4 -2\"/></actuator>\n</mujoco>\n";
-  ModelPtr m = LoadModelOrFail(xml);
+  // the three joints driven through one fixed tendon instead of three joint servos
+  ModelPtr m = LoadModelOrFail(ChainWithTendonServo(
+      "<joint joint=\"j0\" coef=\"1\"/><joint joint=\"j1\" coef=\"-0.5\"/>"
+      "<joint joint=\"j2\" coef=\"0.25\"/>",
+      "3e4", "-2"));
   ASSERT_EQ(m->nu, 1);
   SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
   auto [before, after] = StepFromArmState(m.get());
@@ -375,14 +382,8 @@ class ImplicitPosBadGains : public MujocoTest {};
 // Catches: a gain too stiff for the factorization taken into K: with a 1e300 tendon servo over
 // two joints, qLU + h^2 K was singular and mju_factorLUSparse raised an error where stock steps.
 TEST_F(ImplicitPosBadGains, TooStiffLeftExplicit) {
-  std::string xml = ChainXml(3, 1.0, 0.0, 5e-3);
-  size_t a = xml.find("  <actuator>");
-  xml = xml.substr(0, a) +
-        "  <tendon><fixed name=\"t\"><joint joint=\"j0\" coef=\"1\"/>"
-        "<joint joint=\"j1\" coef=\"-0.5\"/></fixed></tendon>\n"
-        "  <actuator><general tendon=\"t\" gainprm=\"1e300\" biastype=\"affine\""
-        " biasprm=\"0 -1e300 0\"/></actuator>\n</mujoco>\n";
-  ModelPtr m = LoadModelOrFail(xml);
+  ModelPtr m = LoadModelOrFail(ChainWithTendonServo(
+      "<joint joint=\"j0\" coef=\"1\"/><joint joint=\"j1\" coef=\"-0.5\"/>", "1e300", "0"));
   std::vector<std::vector<double>> qpos;
   std::vector<std::string> warnings[2];
   for (bool on : {false, true}) {
