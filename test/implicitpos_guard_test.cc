@@ -333,14 +333,18 @@ TEST_F(ImplicitPosGuardInput, TendonScopeWritesNothingPastTheEnd) {
               ElementsAre(mjPOSSCOPE_RESTORING, mjPOSSCOPE_BRANCH));
 }
 
+// two stateless servos, then one with an activation (a filter): actuator 2's activation is act[0]
+std::string StatelessFirstModel() {
+  return Model("<actuator>" + Affine("joint=\"a\"", 5, -30, -100) +
+               Affine("joint=\"c\"", 5, -40, -90) +
+               Affine("joint=\"b\"", 5, -20, -80, "dyntype=\"filter\" dynprm=\"0.05\"") +
+               "</actuator>");
+}
+
 // Catches: the activation of actuator i read at a wrong index when stateless actuators come
 // first (act index i - (nu - na)).
 TEST_F(ImplicitPosGuardInput, ActivationIndex) {
-  ModelPtr m = LoadModelOrFail(Model("<actuator>" + Affine("joint=\"a\"", 5, -30, -100) +
-                          Affine("joint=\"c\"", 5, -40, -90) +
-                          Affine("joint=\"b\"", 5, -20, -80,
-                                 "dyntype=\"filter\" dynprm=\"0.05\"") +
-                          "</actuator>"));
+  ModelPtr m = LoadModelOrFail(StatelessFirstModel());
   ASSERT_NE(m, nullptr);
   ASSERT_EQ(m->na, 1);
   DataPtr d(mj_makeData(m.get()));
@@ -660,11 +664,7 @@ class ImplicitPosGuardInverse : public MujocoTest {};
 // actuator_force or qfrc_actuator when actuators have activations (na > 0), e.g. a save area
 // too small, which mj_fwdActuation's own scratch then overwrites.
 TEST_F(ImplicitPosGuardInverse, ActuationOutputsRestoredWithActivations) {
-  ModelPtr m = LoadModelOrFail(Model("<actuator>" + Affine("joint=\"a\"", 5, -30, -100) +
-                          Affine("joint=\"c\"", 5, -40, -90) +
-                          Affine("joint=\"b\"", 5, -20, -80,
-                                 "dyntype=\"filter\" dynprm=\"0.05\"") +
-                          "</actuator>"));
+  ModelPtr m = LoadModelOrFail(StatelessFirstModel());
   ASSERT_NE(m, nullptr);
   ASSERT_EQ(m->na, 1);
   SetEnable(m.get(), mjENBL_INVDISCRETE | mjENBL_IMPLICITPOS, true);
