@@ -98,7 +98,7 @@ void ExpectKMatchesFiniteDifference(const mjModel* m, mjData* d, const std::stri
 }
 
 // full state after n steps, flag off or on
-std::vector<mjtNum> Trajectory(const mjModel* m, bool flag, int n) {
+std::vector<mjtNum> StateAfterSteps(const mjModel* m, bool flag, int n) {
   ModelPtr mc(mj_copyModel(nullptr, m));
   SetEnable(mc.get(), mjENBL_IMPLICITPOS, flag);
   DataPtr d(mj_makeData(mc.get()));
@@ -437,7 +437,8 @@ TEST_F(ImplicitPosGuardSlope, UserGainOrBiasIsExcluded) {
     mjtNum slopes[2] = {kNaN, kNaN};
     EXPECT_EQ(mjd_actuatorSlopes(m.get(), d.get(), 0, slopes), 0) << a;
     EXPECT_THAT(slopes, ElementsAre(0, 0)) << a;
-    EXPECT_TRUE(BitIdentical(Trajectory(m.get(), false, 20), Trajectory(m.get(), true, 20))) << a;
+    EXPECT_TRUE(BitIdentical(StateAfterSteps(m.get(), false, 20),
+                             StateAfterSteps(m.get(), true, 20))) << a;
   }
 }
 
@@ -653,7 +654,8 @@ TEST_F(ImplicitPosGuardScope, FixedTendonOverBallJointIsExcluded) {
   SetAwayFromRest(m.get(), d.get());
   mj_forward(m.get(), d.get());
   EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_TRANSMISSION);
-  EXPECT_TRUE(BitIdentical(Trajectory(m.get(), false, 20), Trajectory(m.get(), true, 20)));
+  EXPECT_TRUE(BitIdentical(StateAfterSteps(m.get(), false, 20),
+                           StateAfterSteps(m.get(), true, 20)));
 }
 
 //------------------------------ mj_inverse with activations ---------------------------------------

@@ -35,7 +35,7 @@ namespace mjpos {
 namespace {
 
 // full state after n steps from a perturbed start, with slowly varying controls
-std::vector<mjtNum> Trajectory(const mjModel* m, bool flag, int n) {
+std::vector<mjtNum> StateAfterTracking(const mjModel* m, bool flag, int n) {
   mjModel* mc = mj_copyModel(nullptr, m);
   SetEnable(mc, mjENBL_IMPLICITPOS, flag);
   mjData* d = mj_makeData(mc);
@@ -66,7 +66,7 @@ OffOn TrajectoriesOffOn(const mjModel* m, int n) {
   OffOn r;
   for (bool on : {false, true}) {
     WarningCapture capture;
-    r.state[on] = Trajectory(m, on, n);
+    r.state[on] = StateAfterTracking(m, on, n);
     r.warnings[on] = capture.messages();
   }
   return r;
@@ -174,16 +174,19 @@ TEST_F(ImplicitPosDisable, DisabledForcesAddNoStiffness) {
   ModelPtr m = LoadModelOrFail(ChainXml(3, 1e5, 1, 0.005));
   ASSERT_NE(m, nullptr);
   m->opt.disableflags |= mjDSBL_ACTUATION;
-  EXPECT_TRUE(BitIdentical(Trajectory(m.get(), false, 100), Trajectory(m.get(), true, 100)));
+  EXPECT_TRUE(BitIdentical(StateAfterTracking(m.get(), false, 100),
+                           StateAfterTracking(m.get(), true, 100)));
 
   m = LoadModelOrFail(
       "<mujoco><option integrator=\"implicit\"><flag passive=\"disable\"/></option>"
       "<worldbody><body><joint axis=\"0 1 0\" stiffness=\"1e4\"/>"
       "<geom size=\".1\"/></body></worldbody></mujoco>");
   ASSERT_NE(m, nullptr);
-  EXPECT_TRUE(BitIdentical(Trajectory(m.get(), false, 100), Trajectory(m.get(), true, 100)));
+  EXPECT_TRUE(BitIdentical(StateAfterTracking(m.get(), false, 100),
+                           StateAfterTracking(m.get(), true, 100)));
   m->opt.disableflags &= ~mjDSBL_PASSIVE;
-  EXPECT_FALSE(BitIdentical(Trajectory(m.get(), false, 100), Trajectory(m.get(), true, 100)));
+  EXPECT_FALSE(BitIdentical(StateAfterTracking(m.get(), false, 100),
+                            StateAfterTracking(m.get(), true, 100)));
 }
 
 class ImplicitPosTendonScope : public MujocoTest {};
