@@ -63,17 +63,21 @@ static int isAncestor(const mjModel* m, int a, int b) {
 
 
 
-// 1 if all joints of fixed tendon t are hinges or slides on one kinematic chain: every dof is
-// the deepest one (the largest index) or one of its ancestors
-static int isChainTendon(const mjModel* m, int t) {
+// scope of tendon t, mjPOSSCOPE_RESTORING if in scope: a fixed tendon whose joints are all
+// hinges or slides (else TRANSMISSION), on one kinematic chain (else BRANCH): every dof is the
+// deepest one (the largest index) or one of its ancestors
+static int tendonScope(const mjModel* m, int t) {
   int adr = m->tendon_adr[t], num = m->tendon_num[t];
+  if (num == 0) {
+    return mjPOSSCOPE_TRANSMISSION;
+  }
 
-  // hinges and slides only; deepest dof
+  // joints only, hinges and slides only; deepest dof
   int deep = -1;
   for (int a=adr; a < adr+num; a++) {
     int j = m->wrap_objid[a];
     if (m->wrap_type[a] != mjWRAP_JOINT || !isScalar(m, j)) {
-      return 0;
+      return mjPOSSCOPE_TRANSMISSION;
     }
     deep = mjMAX(deep, m->jnt_dofadr[j]);
   }
@@ -81,10 +85,10 @@ static int isChainTendon(const mjModel* m, int t) {
   // every dof on the path from the root to the deepest
   for (int a=adr; a < adr+num; a++) {
     if (!isAncestor(m, m->jnt_dofadr[m->wrap_objid[a]], deep)) {
-      return 0;
+      return mjPOSSCOPE_BRANCH;
     }
   }
-  return 1;
+  return mjPOSSCOPE_RESTORING;
 }
 
 
@@ -296,11 +300,11 @@ static int transmissionScope(const mjModel* m, const mjData* d, int i) {
     return isScalar(m, id) ? mjPOSSCOPE_RESTORING : mjPOSSCOPE_TRANSMISSION;
 
   case mjTRN_TENDON:
-    if (m->tendon_num[id] == 0 || m->wrap_type[m->tendon_adr[id]] != mjWRAP_JOINT) {
-      return mjPOSSCOPE_TRANSMISSION;
-    }
-    if (!isChainTendon(m, id)) {
-      return mjPOSSCOPE_BRANCH;
+    {
+      int scope = tendonScope(m, id);
+      if (scope != mjPOSSCOPE_RESTORING) {
+        return scope;
+      }
     }
     break;
 
