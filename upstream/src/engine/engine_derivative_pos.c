@@ -30,12 +30,21 @@
 
 //------------------------------ utilities ---------------------------------------------------------
 
+// the controls as mj_fwdActuation checks them, found on first use in a pass over the actuators
+typedef enum {
+  CTRL_UNCHECKED = -1,   // not yet checked
+  CTRL_GOOD,             // every control finite after clamping
+  CTRL_BAD               // one is bad after clamping: mj_fwdActuation zeroes them all
+} ctrlState;
+
+
+
 // what a pass over the actuators finds once, on first use, so that the pass is O(nactuator):
-// whether a control is bad (actuatorInput) and the total actuator force on each tendon
-// (isClamped); the stack is marked only when tendon_force is needed
+// the controls' check (actuatorInput) and the total actuator force on each tendon (isClamped);
+// the stack is marked only when tendon_force is needed
 typedef struct {
   mjData* d;             // stack for tendon_force
-  int bad;               // ctrlBad, -1 until found
+  ctrlState controls;    // CTRL_UNCHECKED until found
   mjtNum* tendon_force;  // total actuator force per tendon (ntendon), NULL until found
 } posPass;
 
@@ -185,9 +194,9 @@ static int ctrlBad(const mjModel* m, const mjData* d) {
 
 
 
-// ctrl or act multiplying the gain of actuator i, as in mj_fwdActuation; *bad is ctrlBad, found
-// on first use (-1 until then), so that a pass over all actuators is O(nu)
-static mjtNum actuatorInput(const mjModel* m, const mjData* d, int i, int* bad) {
+// ctrl or act multiplying the gain of actuator i, as in mj_fwdActuation; *controls is their
+// check, done on first use, so that a pass over all actuators is O(nu)
+static mjtNum actuatorInput(const mjModel* m, const mjData* d, int i, ctrlState* controls) {
   int actnum = m->actuator_actnum[i];
 
   // activation: last one, next one if actearly
@@ -205,10 +214,10 @@ static mjtNum actuatorInput(const mjModel* m, const mjData* d, int i, int* bad) 
   }
 
   // all controls are zeroed if any is bad
-  if (*bad < 0) {
-    *bad = ctrlBad(m, d);
+  if (*controls == CTRL_UNCHECKED) {
+    *controls = ctrlBad(m, d) ? CTRL_BAD : CTRL_GOOD;
   }
-  if (*bad) {
+  if (*controls == CTRL_BAD) {
     return 0;
   }
 
@@ -328,8 +337,9 @@ static int transmissionScope(const mjModel* m, const mjData* d, int i) {
 
 
 // d actuator_force / d actuator_length of actuator i: fixed, affine or PID gain and no or affine
-// bias (*affine), 0 for any other; bad: see actuatorInput
-static mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* bad, int* affine) {
+// bias (*affine), 0 for any other; controls: see actuatorInput
+static mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* affine,
+                            ctrlState* controls) {
   int gaintype = m->actuator_gaintype[i], biastype = m->actuator_biastype[i];
   const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN*i;
   *affine = (gaintype == mjGAIN_FIXED || gaintype == mjGAIN_AFFINE ||
@@ -346,7 +356,7 @@ static mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* bad, 
     s = m->actuator_biasprm[mjNBIAS*i + 1];
   }
   if (gaintype == mjGAIN_AFFINE && gainprm[1] != 0) {
-    s += gainprm[1] * actuatorInput(m, d, i, bad);
+    s += gainprm[1] * actuatorInput(m, d, i, controls);
   }
   return s;
 }
@@ -398,10 +408,10 @@ static int actuatorScope(const mjModel* m, const mjData* d, int i, int affine, m
 
 // 1 if actuator i contributes to K, with its slope: the slope is tested first (a motor has none,
 // a negative gain is not restoring), the transmission and the clamps only then
-static int actuatorRestoring(const mjModel* m, const mjData* d, int i, posPass* pass,
-                             mjtNum* slope) {
+static int actuatorRestoring(const mjModel* m, const mjData* d, int i, mjtNum* slope,
+                             posPass* pass) {
   int affine;
-  *slope = actuatorSlope(m, d, i, &pass->bad, &affine);
+  *slope = actuatorSlope(m, d, i, &affine, &pass->controls);
   return *slope < 0 && actuatorScope(m, d, i, affine, *slope, pass) == mjPOSSCOPE_RESTORING;
 }
 
@@ -409,9 +419,9 @@ static int actuatorRestoring(const mjModel* m, const mjData* d, int i, posPass* 
 
 // scope of actuator i under mjENBL_IMPLICITPOS, slope = d actuator_force / d actuator_length
 int mjd_actuatorPosScope(const mjModel* m, mjData* d, int i, mjtNum* slope) {
-  posPass pass = {d, -1, NULL};
+  posPass pass = {d, CTRL_UNCHECKED, NULL};
   int affine;
-  mjtNum s = actuatorSlope(m, d, i, &pass.bad, &affine);
+  mjtNum s = actuatorSlope(m, d, i, &affine, &pass.controls);
   if (slope) {
     *slope = s;
   }
@@ -441,7 +451,7 @@ static void mjd_actuator_pos(const mjModel* m, const mjData* d, posPass* pass, m
 
     // restoring slope and scope, the slope tested first (motors have none)
     mjtNum slope;
-    if (!actuatorRestoring(m, d, i, pass, &slope)) {
+    if (!actuatorRestoring(m, d, i, &slope, pass)) {
       continue;
     }
 
@@ -518,7 +528,7 @@ static void mjd_passive_pos(const mjModel* m, const mjData* d, mjtNum* mat, int 
 // add sclK*K to matD (D pattern) and sclKv*K*qvel to vec, K = -d(qfrc_actuator+qfrc_passive)/dq
 void mjd_implicitPos(const mjModel* m, mjData* d,
                      mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
-  posPass pass = {d, -1, NULL};
+  posPass pass = {d, CTRL_UNCHECKED, NULL};
 
   // by force class
   mjd_actuator_pos(m, d, &pass, matD, /* lower = */ 0, sclK, vec, sclKv);
@@ -531,7 +541,7 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
 // add the lower triangle of sclK*K to matM (lower M pattern) and sclKv*K*qvel to vec
 void mjd_implicitPosM(const mjModel* m, mjData* d,
                       mjtNum* matM, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
-  posPass pass = {d, -1, NULL};
+  posPass pass = {d, CTRL_UNCHECKED, NULL};
 
   // by force class
   mjd_actuator_pos(m, d, &pass, matM, /* lower = */ 1, sclK, vec, sclKv);
