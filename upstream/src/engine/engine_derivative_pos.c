@@ -40,8 +40,8 @@ typedef enum {
 
 
 // what a pass over the actuators finds once, on first use, so that the pass is O(nactuator):
-// the controls' check (actuatorInput) and the total actuator force on each tendon (isClamped);
-// the stack is marked only when tendon_force is needed
+// the controls' check (actuatorInput) and the total actuator force on each tendon (isClamped),
+// allocated on the stack frame that the function running the pass marks and frees
 typedef struct {
   mjData* d;             // stack for tendon_force
   ctrlState controls;    // CTRL_UNCHECKED until found
@@ -49,13 +49,6 @@ typedef struct {
 } posPass;
 
 
-
-// end of a pass: free the stack if the pass used it
-static void endPass(posPass* pass) {
-  if (pass->tendon_force) {
-    mj_freeStack(pass->d);
-  }
-}
 
 // 1 if joint j is a hinge or a slide
 static int isScalar(const mjModel* m, int j) {
@@ -262,7 +255,6 @@ static int isClamped(const mjModel* m, const mjData* d, int i, posPass* pass) {
     int t = m->actuator_trnid[2*i];
     if (m->tendon_actfrclimited[t]) {
       if (!pass->tendon_force) {
-        mj_markStack(pass->d);
         pass->tendon_force = mjSTACKALLOC(pass->d, m->ntendon, mjtNum);
         tendonForce(m, d, pass->tendon_force);
       }
@@ -419,6 +411,7 @@ static int actuatorRestoring(const mjModel* m, const mjData* d, int i, mjtNum* s
 
 // scope of actuator i under mjENBL_IMPLICITPOS, slope = d actuator_force / d actuator_length
 int mjd_actuatorPosScope(const mjModel* m, mjData* d, int i, mjtNum* slope) {
+  mj_markStack(d);
   posPass pass = {d, CTRL_UNCHECKED, NULL};
   int affine;
   mjtNum s = actuatorSlope(m, d, i, &affine, &pass.controls);
@@ -426,7 +419,7 @@ int mjd_actuatorPosScope(const mjModel* m, mjData* d, int i, mjtNum* slope) {
     *slope = s;
   }
   int scope = actuatorScope(m, d, i, affine, s, &pass);
-  endPass(&pass);
+  mj_freeStack(d);
   return scope;
 }
 
@@ -528,12 +521,13 @@ static void mjd_passive_pos(const mjModel* m, const mjData* d, mjtNum* mat, int 
 // add sclK*K to matD (D pattern) and sclKv*K*qvel to vec, K = -d(qfrc_actuator+qfrc_passive)/dq
 void mjd_implicitPos(const mjModel* m, mjData* d,
                      mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
+  mj_markStack(d);
   posPass pass = {d, CTRL_UNCHECKED, NULL};
 
   // by force class
   mjd_actuator_pos(m, d, &pass, matD, /* lower = */ 0, sclK, vec, sclKv);
   mjd_passive_pos(m, d, matD, /* lower = */ 0, sclK, vec, sclKv);
-  endPass(&pass);
+  mj_freeStack(d);
 }
 
 
@@ -541,10 +535,11 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
 // add the lower triangle of sclK*K to matM (lower M pattern) and sclKv*K*qvel to vec
 void mjd_implicitPosM(const mjModel* m, mjData* d,
                       mjtNum* matM, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
+  mj_markStack(d);
   posPass pass = {d, CTRL_UNCHECKED, NULL};
 
   // by force class
   mjd_actuator_pos(m, d, &pass, matM, /* lower = */ 1, sclK, vec, sclKv);
   mjd_passive_pos(m, d, matM, /* lower = */ 1, sclK, vec, sclKv);
-  endPass(&pass);
+  mj_freeStack(d);
 }

@@ -1310,7 +1310,7 @@ TEST_F(ImplicitPosTest, ActuatorForceRangeClamps) {
 
 // a servo on a tendon with actuatorfrcrange reads its tendon's total force, which the pass finds
 // once on the stack: the step, under both integrators, and the scope query free what they took
-// Catches: a pass that marks the stack and does not free it, or marks it again for each servo.
+// Catches: a pass that marks the stack and does not free it.
 TEST_F(ImplicitPosTest, TendonForceStackFreed) {
   static const char* xml = R"(
   <mujoco>
