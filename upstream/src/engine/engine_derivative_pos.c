@@ -30,23 +30,25 @@
 
 //------------------------------ utilities ---------------------------------------------------------
 
+// the controls as mj_fwdActuation checks them, found on first use in a pass over the actuators
+typedef enum {
+  CTRL_UNCHECKED = -1,   // not yet checked
+  CTRL_GOOD,             // every control finite after clamping
+  CTRL_BAD               // one is bad after clamping: mj_fwdActuation zeroes them all
+} ctrlState;
+
+
+
 // what a pass over the actuators finds once, on first use, so that the pass is O(nactuator):
-// whether a control is bad (actuatorInput) and the total actuator force on each tendon
-// (isClamped); the stack is marked only when tendon_force is needed
+// the controls' check (actuatorInput) and the total actuator force on each tendon (isClamped),
+// allocated on the stack frame that the function running the pass marks and frees
 typedef struct {
   mjData* d;             // stack for tendon_force
-  int bad;               // ctrlBad, -1 until found
+  ctrlState controls;    // CTRL_UNCHECKED until found
   mjtNum* tendon_force;  // total actuator force per tendon (ntendon), NULL until found
 } posPass;
 
 
-
-// end of a pass: free the stack if the pass used it
-static void endPass(posPass* pass) {
-  if (pass->tendon_force) {
-    mj_freeStack(pass->d);
-  }
-}
 
 // 1 if joint j is a hinge or a slide
 static int isScalar(const mjModel* m, int j) {
@@ -63,17 +65,21 @@ static int isAncestor(const mjModel* m, int a, int b) {
 
 
 
-// 1 if all joints of fixed tendon t are hinges or slides on one kinematic chain: every dof is
-// the deepest one (the largest index) or one of its ancestors
-static int isChainTendon(const mjModel* m, int t) {
+// scope of tendon t, mjPOSSCOPE_RESTORING if in scope: a fixed tendon whose joints are all
+// hinges or slides (else TRANSMISSION), on one kinematic chain (else BRANCH): every dof is the
+// deepest one (the largest index) or one of its ancestors
+static int tendonScope(const mjModel* m, int t) {
   int adr = m->tendon_adr[t], num = m->tendon_num[t];
+  if (num == 0) {
+    return mjPOSSCOPE_TRANSMISSION;
+  }
 
-  // hinges and slides only; deepest dof
+  // joints only, hinges and slides only; deepest dof
   int deep = -1;
   for (int a=adr; a < adr+num; a++) {
     int j = m->wrap_objid[a];
     if (m->wrap_type[a] != mjWRAP_JOINT || !isScalar(m, j)) {
-      return 0;
+      return mjPOSSCOPE_TRANSMISSION;
     }
     deep = mjMAX(deep, m->jnt_dofadr[j]);
   }
@@ -81,10 +87,10 @@ static int isChainTendon(const mjModel* m, int t) {
   // every dof on the path from the root to the deepest
   for (int a=adr; a < adr+num; a++) {
     if (!isAncestor(m, m->jnt_dofadr[m->wrap_objid[a]], deep)) {
-      return 0;
+      return mjPOSSCOPE_BRANCH;
     }
   }
-  return 1;
+  return mjPOSSCOPE_RESTORING;
 }
 
 
@@ -181,9 +187,9 @@ static int ctrlBad(const mjModel* m, const mjData* d) {
 
 
 
-// ctrl or act multiplying the gain of actuator i, as in mj_fwdActuation; *bad is ctrlBad, found
-// on first use (-1 until then), so that a pass over all actuators is O(nu)
-static mjtNum actuatorInput(const mjModel* m, const mjData* d, int i, int* bad) {
+// ctrl or act multiplying the gain of actuator i, as in mj_fwdActuation; *controls is their
+// check, done on first use, so that a pass over all actuators is O(nu)
+static mjtNum actuatorInput(const mjModel* m, const mjData* d, int i, ctrlState* controls) {
   int actnum = m->actuator_actnum[i];
 
   // activation: last one, next one if actearly
@@ -201,10 +207,10 @@ static mjtNum actuatorInput(const mjModel* m, const mjData* d, int i, int* bad) 
   }
 
   // all controls are zeroed if any is bad
-  if (*bad < 0) {
-    *bad = ctrlBad(m, d);
+  if (*controls == CTRL_UNCHECKED) {
+    *controls = ctrlBad(m, d) ? CTRL_BAD : CTRL_GOOD;
   }
-  if (*bad) {
+  if (*controls == CTRL_BAD) {
     return 0;
   }
 
@@ -249,7 +255,6 @@ static int isClamped(const mjModel* m, const mjData* d, int i, posPass* pass) {
     int t = m->actuator_trnid[2*i];
     if (m->tendon_actfrclimited[t]) {
       if (!pass->tendon_force) {
-        mj_markStack(pass->d);
         pass->tendon_force = mjSTACKALLOC(pass->d, m->ntendon, mjtNum);
         tendonForce(m, d, pass->tendon_force);
       }
@@ -296,11 +301,11 @@ static int transmissionScope(const mjModel* m, const mjData* d, int i) {
     return isScalar(m, id) ? mjPOSSCOPE_RESTORING : mjPOSSCOPE_TRANSMISSION;
 
   case mjTRN_TENDON:
-    if (m->tendon_num[id] == 0 || m->wrap_type[m->tendon_adr[id]] != mjWRAP_JOINT) {
-      return mjPOSSCOPE_TRANSMISSION;
-    }
-    if (!isChainTendon(m, id)) {
-      return mjPOSSCOPE_BRANCH;
+    {
+      int scope = tendonScope(m, id);
+      if (scope != mjPOSSCOPE_RESTORING) {
+        return scope;
+      }
     }
     break;
 
@@ -324,8 +329,9 @@ static int transmissionScope(const mjModel* m, const mjData* d, int i) {
 
 
 // d actuator_force / d actuator_length of actuator i: fixed, affine or PID gain and no or affine
-// bias (*affine), 0 for any other; bad: see actuatorInput
-static mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* bad, int* affine) {
+// bias (*affine), 0 for any other; controls: see actuatorInput
+static mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* affine,
+                            ctrlState* controls) {
   int gaintype = m->actuator_gaintype[i], biastype = m->actuator_biastype[i];
   const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN*i;
   *affine = (gaintype == mjGAIN_FIXED || gaintype == mjGAIN_AFFINE ||
@@ -342,7 +348,7 @@ static mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* bad, 
     s = m->actuator_biasprm[mjNBIAS*i + 1];
   }
   if (gaintype == mjGAIN_AFFINE && gainprm[1] != 0) {
-    s += gainprm[1] * actuatorInput(m, d, i, bad);
+    s += gainprm[1] * actuatorInput(m, d, i, controls);
   }
   return s;
 }
@@ -394,10 +400,10 @@ static int actuatorScope(const mjModel* m, const mjData* d, int i, int affine, m
 
 // 1 if actuator i contributes to K, with its slope: the slope is tested first (a motor has none,
 // a negative gain is not restoring), the transmission and the clamps only then
-static int actuatorRestoring(const mjModel* m, const mjData* d, int i, posPass* pass,
-                             mjtNum* slope) {
+static int actuatorRestoring(const mjModel* m, const mjData* d, int i, mjtNum* slope,
+                             posPass* pass) {
   int affine;
-  *slope = actuatorSlope(m, d, i, &pass->bad, &affine);
+  *slope = actuatorSlope(m, d, i, &affine, &pass->controls);
   return *slope < 0 && actuatorScope(m, d, i, affine, *slope, pass) == mjPOSSCOPE_RESTORING;
 }
 
@@ -405,14 +411,15 @@ static int actuatorRestoring(const mjModel* m, const mjData* d, int i, posPass* 
 
 // scope of actuator i under mjENBL_IMPLICITPOS, slope = d actuator_force / d actuator_length
 int mjd_actuatorPosScope(const mjModel* m, mjData* d, int i, mjtNum* slope) {
-  posPass pass = {d, -1, NULL};
+  mj_markStack(d);
+  posPass pass = {d, CTRL_UNCHECKED, NULL};
   int affine;
-  mjtNum s = actuatorSlope(m, d, i, &pass.bad, &affine);
+  mjtNum s = actuatorSlope(m, d, i, &affine, &pass.controls);
   if (slope) {
     *slope = s;
   }
   int scope = actuatorScope(m, d, i, affine, s, &pass);
-  endPass(&pass);
+  mj_freeStack(d);
   return scope;
 }
 
@@ -437,7 +444,7 @@ static void mjd_actuator_pos(const mjModel* m, const mjData* d, posPass* pass, m
 
     // restoring slope and scope, the slope tested first (motors have none)
     mjtNum slope;
-    if (!actuatorRestoring(m, d, i, pass, &slope)) {
+    if (!actuatorRestoring(m, d, i, &slope, pass)) {
       continue;
     }
 
@@ -514,12 +521,13 @@ static void mjd_passive_pos(const mjModel* m, const mjData* d, mjtNum* mat, int 
 // add sclK*K to matD (D pattern) and sclKv*K*qvel to vec, K = -d(qfrc_actuator+qfrc_passive)/dq
 void mjd_implicitPos(const mjModel* m, mjData* d,
                      mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
-  posPass pass = {d, -1, NULL};
+  mj_markStack(d);
+  posPass pass = {d, CTRL_UNCHECKED, NULL};
 
   // by force class
   mjd_actuator_pos(m, d, &pass, matD, /* lower = */ 0, sclK, vec, sclKv);
   mjd_passive_pos(m, d, matD, /* lower = */ 0, sclK, vec, sclKv);
-  endPass(&pass);
+  mj_freeStack(d);
 }
 
 
@@ -527,10 +535,11 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
 // add the lower triangle of sclK*K to matM (lower M pattern) and sclKv*K*qvel to vec
 void mjd_implicitPosM(const mjModel* m, mjData* d,
                       mjtNum* matM, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
-  posPass pass = {d, -1, NULL};
+  mj_markStack(d);
+  posPass pass = {d, CTRL_UNCHECKED, NULL};
 
   // by force class
   mjd_actuator_pos(m, d, &pass, matM, /* lower = */ 1, sclK, vec, sclKv);
   mjd_passive_pos(m, d, matM, /* lower = */ 1, sclK, vec, sclKv);
-  endPass(&pass);
+  mj_freeStack(d);
 }

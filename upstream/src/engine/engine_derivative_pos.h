@@ -51,10 +51,12 @@ typedef enum mjtPosScope_ {
   mjPOSSCOPE_CLAMPED,             // on a forcerange or actfrcrange clamp: left explicit
   mjPOSSCOPE_GAINBIAS,            // muscle, dcmotor, user or plugin gain/bias, delayed input
                                   // to a position-dependent gain, PID integral with actearly
-  mjPOSSCOPE_TRANSMISSION,        // ball/free joint, spatial tendon, body, slider-crank, SO3,
-                                  // site without refsite or with rotational gear
-  mjPOSSCOPE_BRANCH,              // fixed tendon or site-refsite not on one kinematic chain, or
-                                  // on several dofs of a simple body (off the lower M pattern)
+  mjPOSSCOPE_TRANSMISSION,        // ball/free joint (also in a fixed tendon), spatial tendon,
+                                  // body, slider-crank, SO3, site without refsite or with
+                                  // rotational gear
+  mjPOSSCOPE_BRANCH,              // fixed tendon of hinges/slides or site-refsite not on one
+                                  // kinematic chain, or on several dofs of a simple body (off
+                                  // the lower M pattern)
   mjPOSSCOPE_DISABLED             // actuation or actuator group disabled
 } mjtPosScope;
 

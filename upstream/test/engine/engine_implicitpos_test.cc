@@ -888,11 +888,9 @@ TEST_F(ImplicitPosTest, StiffnessBoundInclusive) {
   }
 }
 
-// the scope verdict and slope of each kind of actuator, and with actuation disabled
-// (no step: meant to pass with the hooks in mj_implicitSkip reverted)
-// Catches: a wrong scope verdict or slope for a kind of actuator gain, bias, input or transmission.
-TEST_F(ImplicitPosTest, ActuatorScope) {
-  static const char* xml = R"(
+// ActuatorScope's model, bodies and tendons: a hinge with a ball below it, a second tree, a
+// fork (c1, c2 under c0), and a simple body with two slides
+constexpr char kScopeBodies[] = R"(
   <mujoco>
     <worldbody>
       <site name="world"/>
@@ -955,87 +953,128 @@ TEST_F(ImplicitPosTest, ActuatorScope) {
         <joint joint="x" coef="1"/>
       </fixed>
     </tendon>
+)";
+
+// ActuatorScope's model, actuators: one of each kind of gain, bias, input and transmission
+constexpr char kScopeActuators[] = R"(
     <actuator>
-      <position joint="hinge" kp="10"/>
-      <motor joint="hinge"/>
-      <position joint="hinge" kp="10" forcelimited="true" forcerange="-1e-3 1e-3"/>
-      <general joint="hinge" gaintype="user"/>
-      <position joint="ball" kp="10" gear="1 0 0"/>
-      <position tendon="branch" kp="10"/>
-      <general joint="hinge" biastype="affine" biasprm="0 0.5 0"/>
-      <pid joint="hinge" kp="10" kv="1"/>
-      <pid joint="hinge" kp="10" ki="1"/>
-      <pid joint="hinge" kp="10" ki="1"/>
-      <general joint="hinge" gainprm="1 5" biastype="affine" biasprm="0 -10 0"/>
-      <general joint="hinge" gaintype="affine" gainprm="0 1 0" biastype="affine"
+      <position name="servo" joint="hinge" kp="10"/>
+      <motor name="motor" joint="hinge"/>
+      <position name="clamped" joint="hinge" kp="10" forcelimited="true"
+                forcerange="-1e-3 1e-3"/>
+      <general name="user" joint="hinge" gaintype="user"/>
+      <position name="ball" joint="ball" kp="10" gear="1 0 0"/>
+      <position name="branch" tendon="branch" kp="10"/>
+      <general name="posbias" joint="hinge" biastype="affine" biasprm="0 0.5 0"/>
+      <pid name="pid" joint="hinge" kp="10" kv="1"/>
+      <pid name="pid_integral" joint="hinge" kp="10" ki="1"/>
+      <pid name="pid_early" joint="hinge" kp="10" ki="1"/>
+      <general name="fixed_gain" joint="hinge" gainprm="1 5" biastype="affine"
+               biasprm="0 -10 0"/>
+      <general name="clip" joint="hinge" gaintype="affine" gainprm="0 1 0" biastype="affine"
                biasprm="0 -10 0" ctrllimited="true" ctrlrange="0.2 0.4"/>
-      <general joint="hinge" dyntype="filter" dynprm="0.1" gaintype="affine" gainprm="0 1 0"
-               biastype="affine" biasprm="0 -10 0"/>
-      <general joint="hinge" dyntype="filter" dynprm="0.1" gaintype="affine" gainprm="0 1 0"
-               biastype="affine" biasprm="0 -10 0" actearly="true"/>
-      <pid joint="hinge" kp="10" slewmax="1"/>
-      <position tendon="fork" kp="10"/>
-      <position tendon="chain" kp="10"/>
-      <position tendon="withball" kp="10"/>
-      <position tendon="spatial" kp="10"/>
-      <position tendon="y" kp="10"/>
-      <position tendon="x" kp="10"/>
-      <position jointinparent="hinge" kp="10"/>
+      <general name="act" joint="hinge" dyntype="filter" dynprm="0.1" gaintype="affine"
+               gainprm="0 1 0" biastype="affine" biasprm="0 -10 0"/>
+      <general name="act_early" joint="hinge" dyntype="filter" dynprm="0.1" gaintype="affine"
+               gainprm="0 1 0" biastype="affine" biasprm="0 -10 0" actearly="true"/>
+      <pid name="pid_slew" joint="hinge" kp="10" slewmax="1"/>
+      <position name="fork" tendon="fork" kp="10"/>
+      <position name="chain" tendon="chain" kp="10"/>
+      <position name="withball" tendon="withball" kp="10"/>
+      <position name="spatial" tendon="spatial" kp="10"/>
+      <position name="tendon_y" tendon="y" kp="10"/>
+      <position name="tendon_x" tendon="x" kp="10"/>
+      <position name="inparent" jointinparent="hinge" kp="10"/>
     </actuator>
   </mujoco>
-  )";
-  MjModelPtr model = LoadModelFromString(xml);
-  ASSERT_THAT(model, NotNull());
-  const int kClip = 11, kAct = 12, kActEarly = 13;
+)";
 
-  // PID 9 reads its integral early: the next integral state depends on the length; PID 14 reads
-  // its slew-rate state early, with no integral (ki = 0)
-  model->actuator_actearly[9] = 1;
-  model->actuator_actearly[14] = 1;
-  ASSERT_GT(model->actuator_actnum[14], 0);
+// each actuator of ActuatorScope: its scope and its slope biasprm[1] (0 without an affine bias);
+// clip, act and act_early add gainprm[1] = 1 times their input
+struct ScopeCase {
+  const char* name;
+  int scope;
+  double slope;
+};
+constexpr ScopeCase kScopeCases[] = {
+  {"servo",        mjPOSSCOPE_RESTORING,     -10},
+  {"motor",        mjPOSSCOPE_ZERO,            0},
+  {"clamped",      mjPOSSCOPE_CLAMPED,       -10},
+  {"user",         mjPOSSCOPE_GAINBIAS,        0},
+  {"ball",         mjPOSSCOPE_TRANSMISSION,  -10},
+  {"branch",       mjPOSSCOPE_BRANCH,        -10},  // hinges on two trees
+  {"posbias",      mjPOSSCOPE_NONRESTORING,  0.5},
+  {"pid",          mjPOSSCOPE_RESTORING,     -10},
+  {"pid_integral", mjPOSSCOPE_RESTORING,     -10},
+  {"pid_early",    mjPOSSCOPE_GAINBIAS,      -10},  // integral read early
+  {"fixed_gain",   mjPOSSCOPE_RESTORING,     -10},  // gainprm[1] unused
+  {"clip",         mjPOSSCOPE_RESTORING,     -10},
+  {"act",          mjPOSSCOPE_RESTORING,     -10},
+  {"act_early",    mjPOSSCOPE_RESTORING,     -10},
+  {"pid_slew",     mjPOSSCOPE_RESTORING,     -10},  // slew state read early, no integral
+  {"fork",         mjPOSSCOPE_BRANCH,        -10},  // c1, c2: siblings
+  {"chain",        mjPOSSCOPE_RESTORING,     -10},
+  {"withball",     mjPOSSCOPE_TRANSMISSION,  -10},  // a ball joint, though on one chain
+  {"spatial",      mjPOSSCOPE_TRANSMISSION,  -10},
+  {"tendon_y",     mjPOSSCOPE_RESTORING,     -10},  // one dof of a simple body
+  {"tendon_x",     mjPOSSCOPE_RESTORING,     -10},
+  {"inparent",     mjPOSSCOPE_RESTORING,     -10},
+};
+
+// the scope verdict and slope of each kind of actuator, and with actuation disabled
+// (no step: meant to pass with the hooks in mj_implicitSkip reverted)
+// Catches: a wrong scope verdict or slope for a kind of actuator gain, bias, input or transmission.
+TEST_F(ImplicitPosTest, ActuatorScope) {
+  MjModelPtr model = LoadModelFromString(std::string(kScopeBodies) + kScopeActuators);
+  ASSERT_THAT(model, NotNull());
+  ASSERT_EQ(model->nactuator, sizeof(kScopeCases)/sizeof(kScopeCases[0]));
+  auto id = [&](const char* name) {
+    return mj_name2id(model.get(), mjOBJ_ACTUATOR, name);
+  };
+  const int clip = id("clip"), act = id("act"), act_early = id("act_early");
+
+  // pid_early reads its integral early: the next integral state depends on the length; pid_slew
+  // reads its slew-rate state early, with no integral (ki = 0)
+  model->actuator_actearly[id("pid_early")] = 1;
+  model->actuator_actearly[id("pid_slew")] = 1;
+  ASSERT_GT(model->actuator_actnum[id("pid_slew")], 0);
   MjDataPtr data = MakeData(model);
   data->qpos[0] = 0.5;
   for (int k = 0; k < model->nu; ++k) data->ctrl[k] = 0.3;
   for (int k = 0; k < model->na; ++k) data->act[k] = 0.05*(k + 1);
-  int expected[] = {mjPOSSCOPE_RESTORING, mjPOSSCOPE_ZERO, mjPOSSCOPE_CLAMPED,
-                    mjPOSSCOPE_GAINBIAS, mjPOSSCOPE_TRANSMISSION, mjPOSSCOPE_BRANCH,
-                    mjPOSSCOPE_NONRESTORING, mjPOSSCOPE_RESTORING, mjPOSSCOPE_RESTORING,
-                    mjPOSSCOPE_GAINBIAS, mjPOSSCOPE_RESTORING, mjPOSSCOPE_RESTORING,
-                    mjPOSSCOPE_RESTORING, mjPOSSCOPE_RESTORING, mjPOSSCOPE_RESTORING,
-                    mjPOSSCOPE_BRANCH, mjPOSSCOPE_RESTORING, mjPOSSCOPE_BRANCH,
-                    mjPOSSCOPE_TRANSMISSION, mjPOSSCOPE_RESTORING, mjPOSSCOPE_RESTORING,
-                    mjPOSSCOPE_RESTORING};
-  ASSERT_EQ(model->nactuator, sizeof(expected)/sizeof(int));
 
   // slope = biasprm[1] (+ gainprm[1] * input for an affine gain): the clipped ctrl, the
   // activation, or the next activation if actearly
   for (double ctrl : {0.1, 0.3, 0.5}) {
-    data->ctrl[model->actuator_ctrladr[kClip]] = ctrl;
+    data->ctrl[model->actuator_ctrladr[clip]] = ctrl;
     mj_forward(model.get(), data.get());
-    for (int i = 0; i < model->nactuator; ++i) {
+    for (const ScopeCase& c : kScopeCases) {
+      int i = id(c.name);
+      ASSERT_GE(i, 0) << c.name;
       mjtNum slope;
-      EXPECT_EQ(mjd_actuatorPosScope(model.get(), data.get(), i, &slope), expected[i])
-          << "actuator " << i;
-      double ref = i == 1 || i == 3 ? 0 : i == 6 ? 0.5 : -10;
+      EXPECT_EQ(mjd_actuatorPosScope(model.get(), data.get(), i, &slope), c.scope) << c.name;
+      double ref = c.slope;
       int adr = model->actuator_actadr[i];
-      if (i == kClip) ref += std::clamp(ctrl, 0.2, 0.4);
-      if (i == kAct) ref += data->act[adr];
-      if (i == kActEarly) ref += data->act[adr] + model->opt.timestep*data->act_dot[adr];
-      EXPECT_NEAR(slope, ref, 1e-12) << "actuator " << i << " ctrl " << ctrl;
+      if (i == clip) ref += std::clamp(ctrl, 0.2, 0.4);
+      if (i == act) ref += data->act[adr];
+      if (i == act_early) ref += data->act[adr] + model->opt.timestep*data->act_dot[adr];
+      EXPECT_NEAR(slope, ref, 1e-12) << c.name << " ctrl " << ctrl;
     }
   }
 
-  // unclamped with clampctrl disabled; a bad control zeroes all controls, and so the input
+  // unclamped with clampctrl disabled; a bad control (servo's) zeroes all controls, and so the
+  // input
   mjtNum slope;
   model->opt.disableflags |= mjDSBL_CLAMPCTRL;
-  mjd_actuatorPosScope(model.get(), data.get(), kClip, &slope);
+  mjd_actuatorPosScope(model.get(), data.get(), clip, &slope);
   EXPECT_EQ(slope, -10 + 0.5);
-  data->ctrl[0] = std::numeric_limits<double>::quiet_NaN();
-  mjd_actuatorPosScope(model.get(), data.get(), kClip, &slope);
+  data->ctrl[model->actuator_ctrladr[id("servo")]] = std::numeric_limits<double>::quiet_NaN();
+  mjd_actuatorPosScope(model.get(), data.get(), clip, &slope);
   EXPECT_EQ(slope, -10);
 
   model->opt.disableflags |= mjDSBL_ACTUATION;
-  EXPECT_EQ(mjd_actuatorPosScope(model.get(), data.get(), 0, nullptr), mjPOSSCOPE_DISABLED);
+  EXPECT_EQ(mjd_actuatorPosScope(model.get(), data.get(), id("servo"), nullptr),
+            mjPOSSCOPE_DISABLED);
 }
 
 // many affine-gain servos (slope -10 + input) and a control that is bad after clamping: every
@@ -1310,7 +1349,7 @@ TEST_F(ImplicitPosTest, ActuatorForceRangeClamps) {
 
 // a servo on a tendon with actuatorfrcrange reads its tendon's total force, which the pass finds
 // once on the stack: the step, under both integrators, and the scope query free what they took
-// Catches: a pass that marks the stack and does not free it, or marks it again for each servo.
+// Catches: a pass that marks the stack and does not free it.
 TEST_F(ImplicitPosTest, TendonForceStackFreed) {
   static const char* xml = R"(
   <mujoco>
