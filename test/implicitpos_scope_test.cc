@@ -233,6 +233,46 @@ TEST_F(ImplicitPosTendonScope, FoundAgainByResetData) {
   m->tendon_num[t] = num;
 }
 
+// Catches: a tendon's scope decided by the order of its joints. Joints on two branches listed
+// before a ball joint, or before a joint listed again, are TRANSMISSION as in any other order
+// (and as in the 3.12 port): the joint types and repeated joints come before the branch test.
+TEST_F(ImplicitPosTendonScope, IndependentOfTheWrapOrder) {
+  ModelPtr m = LoadModelOrFail(
+      "<mujoco><option integrator=\"implicit\"/><worldbody>"
+      "<body><joint name=\"a\" axis=\"0 1 0\"/><geom size=\".1\"/>"
+      "<body pos=\".3 0 0\"><joint name=\"ball\" type=\"ball\"/><geom size=\".1\"/></body>"
+      "</body>"
+      "<body pos=\"0 1 0\"><joint name=\"c\" axis=\"0 1 0\"/><geom size=\".1\"/></body>"
+      "</worldbody><tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/>"
+      "<joint joint=\"c\" coef=\"1\"/><joint joint=\"ball\" coef=\"1\"/></fixed></tendon>"
+      "<actuator><position tendon=\"t\" kp=\"100\"/></actuator></mujoco>");
+  ASSERT_NE(m, nullptr);
+  DataPtr d(mj_makeData(m.get()));
+  int last = m->tendon_adr[0] + 2;
+  int a = mj_name2id(m.get(), mjOBJ_JOINT, "a"), ball = mj_name2id(m.get(), mjOBJ_JOINT, "ball");
+  ASSERT_EQ(m->wrap_objid[last], ball);
+  const struct {
+    int joint;  // the third joint, after a and c (on two branches)
+    int scope;
+    const char* what;
+  } cases[] = {
+      {ball, mjPOSSCOPE_TRANSMISSION, "a ball joint"},
+      {a, mjPOSSCOPE_TRANSMISSION, "a repeated"},
+      {-1, mjPOSSCOPE_BRANCH, "none (a two-joint tendon)"},
+  };
+  for (const auto& c : cases) {
+    if (c.joint >= 0) {
+      m->wrap_objid[last] = c.joint;
+    } else {
+      m->tendon_num[0] = 2;
+    }
+    mj_resetData(m.get(), d.get());
+    mj_forward(m.get(), d.get());
+    EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), c.scope) << c.what;
+  }
+  m->tendon_num[0] = 3;
+}
+
 class ImplicitPosScopeReason : public MujocoTest {};
 
 // Catches: a scope case's reason written a second time in other words. The engine states why each

@@ -48,31 +48,36 @@ static int isAncestor(const mjModel* m, int a, int b) {
 // or slides, each listed once, on one kinematic chain (so that moment'*moment has the sparsity of
 // M). A joint listed twice is out of scope: the length sums its coefficients, but the moment
 // (mj_tendon) keeps the last one, so the force is not the gradient of a potential and K would not
-// be its derivative.
+// be its derivative. The cases are tested in this order, whatever the order of the wraps: a wrap
+// that is not a hinge or slide, a repeated joint (TRANSMISSION), joints on two branches (BRANCH).
 static int tendonScope(const mjModel* m, int t) {
   int adr = m->tendon_adr[t], num = m->tendon_num[t];
   if (num==0) {
     return mjPOSSCOPE_TRANSMISSION;
   }
+
+  // hinges and slides only
   for (int a=adr; a<adr+num; a++) {
-    int ja = m->wrap_objid[a];
-    if (m->wrap_type[a]!=mjWRAP_JOINT || !isScalar(m, ja)) {
+    if (m->wrap_type[a]!=mjWRAP_JOINT || !isScalar(m, m->wrap_objid[a])) {
       return mjPOSSCOPE_TRANSMISSION;
     }
+  }
 
-    // every pair of dofs must be distinct, ancestor and descendant
-    int da = m->jnt_dofadr[ja];
+  // every pair of dofs distinct, and ancestor and descendant
+  int scope = mjPOSSCOPE_RESTORING;
+  for (int a=adr; a<adr+num; a++) {
+    int da = m->jnt_dofadr[m->wrap_objid[a]];
     for (int b=adr; b<a; b++) {
       int db = m->jnt_dofadr[m->wrap_objid[b]];
       if (db==da) {
         return mjPOSSCOPE_TRANSMISSION;
       }
       if (!isAncestor(m, mjMIN(da, db), mjMAX(da, db))) {
-        return mjPOSSCOPE_BRANCH;
+        scope = mjPOSSCOPE_BRANCH;
       }
     }
   }
-  return mjPOSSCOPE_RESTORING;
+  return scope;
 }
 
 
