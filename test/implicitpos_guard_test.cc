@@ -1271,6 +1271,55 @@ TEST_F(ImplicitPosGuardWeight, RaiseLeavesATermWithoutRisk) {
   RecordProperty("gate_failed", std::to_string(failed));
 }
 
+// Catches: a tendon servo without risk counted in the gate (its bound or its matrix): a negative
+// risk, from heavy damping, would then offset the risk of the others. The joint servos' weights
+// are the same with the tendon servo's risk exactly 0 and far below 0, on chains whose gate fails.
+TEST_F(ImplicitPosGuardWeight, NegativeRiskOffsetsNoOtherTerm) {
+  const WeightTable tab = Table();
+  const double h = 1.0 / 256;
+  std::mt19937 rng(11);
+  WarningCapture warnings;
+  int failed = 0;
+  for (int c = 0; c < 40; ++c) {
+    ChainSpec spec = RandomChainSpec(&rng);
+    if (spec.tendon < 0) spec.tendon = 0;
+    spec.tendon_first = c % 2;
+    std::vector<double> weights[2];
+    for (double scale : {1.0, 1e3}) {
+      ModelPtr m = LoadModelOrFail(ChainSpecXml(spec, h));
+      ASSERT_NE(m, nullptr);
+      TuneServos(m.get(), {2.0 / h / (2 * M_PI)}, 0);  // h w_n 2 for every servo, undamped
+      int t = spec.tendon_first ? 0 : m->nu - 1;
+      ASSERT_EQ(m->actuator_trntype[t], mjTRN_TENDON);
+
+      // the tendon servo at h w_n 0.5, with its risk 0 (scale 1) or far below 0 (scale 1e3)
+      double gear = m->actuator_gear[6 * t];
+      double invweight = gear * gear * m->tendon_invweight0[m->actuator_trnid[2 * t]];
+      double k = 0.25 / (h * h * invweight);
+      double damping = scale * h * h * k * (1 - 2 * tab.below) / (2 * h);
+      m->actuator_gainprm[mjNGAIN * t] = k;
+      m->actuator_biasprm[mjNBIAS * t + 1] = -k;
+      m->actuator_biasprm[mjNBIAS * t + 2] = -damping;
+      SetEnable(m.get(), mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, true);
+      DataPtr d(mj_makeData(m.get()));
+      HoldPose(m.get(), d.get());
+      bool raised = false;
+      for (int i = 0; i < m->nu; ++i) {
+        if (i == t) continue;
+        int j = m->actuator_trnid[2 * i];
+        double g = m->actuator_gear[6 * i];
+        double w = mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, j);
+        double kj = g * g * m->actuator_gainprm[mjNGAIN * i];
+        raised |= w > TableWeight(tab, h, kj, 0, m->dof_invweight0[m->jnt_dofadr[j]]);
+        weights[scale > 1].push_back(w);
+      }
+      failed += raised && scale == 1;
+    }
+    EXPECT_EQ(weights[0], weights[1]) << "chain " << c;
+  }
+  EXPECT_GT(failed, 5);
+}
+
 // Catches: the armature bound that lets the gate pass without a factorization taken wrongly (a
 // term's bound without its moment, without the armature, or compared the wrong way): where every
 // term's bound is within the gate the weights are the table's, and where the armature bounds a

@@ -606,7 +606,7 @@ static int posWeightsGate(const mjModel* m, const mjData* d, mjtNum margin, cons
     }
   }
   for (int i=0; i<m->nu && bound < 4; i++) {
-    if (m->actuator_trntype[i]==mjTRN_TENDON && rten[i] > 0) {
+    if (rten[i] > 0) {
       int id = m->actuator_trnid[2*i];
       bound += rten[i] * armatureBound(m, d->actuator_moment + i*nv,
                                        m->wrap_objid + m->tendon_adr[id], m->tendon_num[id]);
@@ -625,7 +625,7 @@ static int posWeightsGate(const mjModel* m, const mjData* d, mjtNum margin, cons
     }
   }
   for (int i=0; i<m->nu; i++) {
-    if (m->actuator_trntype[i]!=mjTRN_TENDON || rten[i] <= 0) {
+    if (rten[i] <= 0) {
       continue;
     }
 
