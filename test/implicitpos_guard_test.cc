@@ -1220,10 +1220,58 @@ TEST_F(ImplicitPosGuardWeight, WeightsAreTheDocumentedOnes) {
   RecordProperty("gate_failed", std::to_string(failed));
 }
 
+// A chain of spec whose servos share h w_n 2, undamped (the gate fails on many such chains), but
+// its fixed-tendon servo t: h w_n 0.5, with `scale` times the damping that makes its risk
+// h^2 k (1 - 2 theta) - 2 h c exactly 0 at the table's weight (h a power of 2); weighted mode on,
+// holding its pose.
+struct RiskChain {
+  ModelPtr m;
+  DataPtr d;
+  int t = -1;
+  double k = 0, damping = 0, invweight = 0;
+};
+RiskChain MakeRiskChain(const ChainSpec& spec, double h, const WeightTable& tab, double scale) {
+  RiskChain rc;
+  rc.m = LoadModelOrFail(ChainSpecXml(spec, h));
+  if (!rc.m) return rc;
+  mjModel* m = rc.m.get();
+  TuneServos(m, {2.0 / h / (2 * M_PI)}, 0);
+  rc.t = spec.tendon_first ? 0 : m->nu - 1;
+  double gear = m->actuator_gear[6 * rc.t];
+  rc.invweight = gear * gear * m->tendon_invweight0[m->actuator_trnid[2 * rc.t]];
+  rc.k = 0.25 / (h * h * rc.invweight);
+  rc.damping = scale * h * h * rc.k * (1 - 2 * tab.below) / (2 * h);
+  m->actuator_gainprm[mjNGAIN * rc.t] = rc.k;
+  m->actuator_biasprm[mjNBIAS * rc.t + 1] = -rc.k;
+  m->actuator_biasprm[mjNBIAS * rc.t + 2] = -rc.damping;
+  SetEnable(m, mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, true);
+  rc.d.reset(mj_makeData(m));
+  HoldPose(m, rc.d.get());
+  return rc;
+}
+
+// the weights of a risk chain's joint servos; *raised: whether the gate failed, so that one of
+// them is above the table's
+std::vector<double> JointServoWeights(const RiskChain& rc, double h, const WeightTable& tab,
+                                      bool* raised) {
+  const mjModel* m = rc.m.get();
+  std::vector<double> weights;
+  *raised = false;
+  for (int i = 0; i < m->nu; ++i) {
+    if (i == rc.t) continue;
+    int j = m->actuator_trnid[2 * i];
+    double g = m->actuator_gear[6 * i];
+    double w = mjd_posWeight(m, rc.d.get(), mjOBJ_JOINT, j);
+    double kj = g * g * m->actuator_gainprm[mjNGAIN * i];
+    *raised |= w > TableWeight(tab, h, kj, 0, m->dof_invweight0[m->jnt_dofadr[j]]);
+    weights.push_back(w);
+  }
+  return weights;
+}
+
 // Catches: the gate's raise reaching a term that is not at risk (risk >= 0 instead of > 0): on
-// chains whose servos share one frequency above the cap, so that the gate fails, a fixed-tendon
-// servo below the cap whose risk h^2 k (1 - 2 theta) - 2 h c is exactly 0 (h a power of 2, its
-// damping solved for it) keeps the table's weight while the terms at risk are raised.
+// risk chains whose gate fails, the tendon servo of risk exactly 0 keeps the table's weight while
+// the terms at risk are raised.
 TEST_F(ImplicitPosGuardWeight, RaiseLeavesATermWithoutRisk) {
   const WeightTable tab = Table();
   const double h = 1.0 / 256;
@@ -1234,38 +1282,16 @@ TEST_F(ImplicitPosGuardWeight, RaiseLeavesATermWithoutRisk) {
     ChainSpec spec = RandomChainSpec(&rng);
     if (spec.tendon < 0) spec.tendon = 0;
     spec.tendon_first = c % 2;
-    ModelPtr m = LoadModelOrFail(ChainSpecXml(spec, h));
-    ASSERT_NE(m, nullptr);
-    TuneServos(m.get(), {2.0 / h / (2 * M_PI)}, 0);  // h w_n 2 for every servo, undamped
-    int t = spec.tendon_first ? 0 : m->nu - 1;
-    ASSERT_EQ(m->actuator_trntype[t], mjTRN_TENDON);
-
-    // the tendon servo at h w_n 0.5, its damping making its risk exactly 0 at the table's weight
-    double gear = m->actuator_gear[6 * t];
-    double invweight = gear * gear * m->tendon_invweight0[m->actuator_trnid[2 * t]];
-    double k = 0.25 / (h * h * invweight);
-    double damping = h * h * k * (1 - 2 * tab.below) / (2 * h);
-    ASSERT_EQ(h * h * k * (1 - 2 * tab.below) - 2 * h * damping, 0);
-    ASSERT_EQ(TableWeight(tab, h, k, damping, invweight), tab.below);
-    m->actuator_gainprm[mjNGAIN * t] = k;
-    m->actuator_biasprm[mjNBIAS * t + 1] = -k;
-    m->actuator_biasprm[mjNBIAS * t + 2] = -damping;
-    SetEnable(m.get(), mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, true);
-    DataPtr d(mj_makeData(m.get()));
-    HoldPose(m.get(), d.get());
-
-    // the gate failed where a joint servo's weight is above the table's
-    bool raised = false;
-    for (int i = 0; i < m->nu; ++i) {
-      if (i == t) continue;
-      int j = m->actuator_trnid[2 * i];
-      double g = m->actuator_gear[6 * i];
-      double w = mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, j);
-      double kj = g * g * m->actuator_gainprm[mjNGAIN * i];
-      raised |= w > TableWeight(tab, h, kj, 0, m->dof_invweight0[m->jnt_dofadr[j]]);
-    }
+    RiskChain rc = MakeRiskChain(spec, h, tab, 1);
+    ASSERT_NE(rc.m, nullptr);
+    ASSERT_EQ(rc.m->actuator_trntype[rc.t], mjTRN_TENDON);
+    ASSERT_EQ(h * h * rc.k * (1 - 2 * tab.below) - 2 * h * rc.damping, 0);
+    ASSERT_EQ(TableWeight(tab, h, rc.k, rc.damping, rc.invweight), tab.below);
+    bool raised;
+    JointServoWeights(rc, h, tab, &raised);
     failed += raised;
-    EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, t), tab.below) << "chain " << c;
+    EXPECT_EQ(mjd_posWeight(rc.m.get(), rc.d.get(), mjOBJ_ACTUATOR, rc.t), tab.below)
+        << "chain " << c;
   }
   EXPECT_GT(failed, 5);
   RecordProperty("gate_failed", std::to_string(failed));
@@ -1285,35 +1311,13 @@ TEST_F(ImplicitPosGuardWeight, NegativeRiskOffsetsNoOtherTerm) {
     if (spec.tendon < 0) spec.tendon = 0;
     spec.tendon_first = c % 2;
     std::vector<double> weights[2];
-    for (double scale : {1.0, 1e3}) {
-      ModelPtr m = LoadModelOrFail(ChainSpecXml(spec, h));
-      ASSERT_NE(m, nullptr);
-      TuneServos(m.get(), {2.0 / h / (2 * M_PI)}, 0);  // h w_n 2 for every servo, undamped
-      int t = spec.tendon_first ? 0 : m->nu - 1;
-      ASSERT_EQ(m->actuator_trntype[t], mjTRN_TENDON);
-
-      // the tendon servo at h w_n 0.5, with its risk 0 (scale 1) or far below 0 (scale 1e3)
-      double gear = m->actuator_gear[6 * t];
-      double invweight = gear * gear * m->tendon_invweight0[m->actuator_trnid[2 * t]];
-      double k = 0.25 / (h * h * invweight);
-      double damping = scale * h * h * k * (1 - 2 * tab.below) / (2 * h);
-      m->actuator_gainprm[mjNGAIN * t] = k;
-      m->actuator_biasprm[mjNBIAS * t + 1] = -k;
-      m->actuator_biasprm[mjNBIAS * t + 2] = -damping;
-      SetEnable(m.get(), mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, true);
-      DataPtr d(mj_makeData(m.get()));
-      HoldPose(m.get(), d.get());
-      bool raised = false;
-      for (int i = 0; i < m->nu; ++i) {
-        if (i == t) continue;
-        int j = m->actuator_trnid[2 * i];
-        double g = m->actuator_gear[6 * i];
-        double w = mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, j);
-        double kj = g * g * m->actuator_gainprm[mjNGAIN * i];
-        raised |= w > TableWeight(tab, h, kj, 0, m->dof_invweight0[m->jnt_dofadr[j]]);
-        weights[scale > 1].push_back(w);
-      }
-      failed += raised && scale == 1;
+    for (int negative : {0, 1}) {
+      RiskChain rc = MakeRiskChain(spec, h, tab, negative ? 1e3 : 1);
+      ASSERT_NE(rc.m, nullptr);
+      ASSERT_EQ(rc.m->actuator_trntype[rc.t], mjTRN_TENDON);
+      bool raised;
+      weights[negative] = JointServoWeights(rc, h, tab, &raised);
+      failed += raised && !negative;
     }
     EXPECT_EQ(weights[0], weights[1]) << "chain " << c;
   }
