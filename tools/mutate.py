@@ -49,11 +49,11 @@ TEST_ORDER = [
     ("implicitpos_test", "test"),
     ("implicitpos_guard_test", "test"),
     ("implicitpos_k_test", "test"),
-    ("implicitpos_posweight_test", "test"),
     ("inverse_discrete_test", "test"),
     ("implicitpos_xml_test", "test"),
-    ("implicitpos_humanoid_test", "test"),
     ("implicitpos_scope_test", "test"),
+    ("implicitpos_humanoid_test", "test"),
+    ("implicitpos_posweight_test", "test"),
     ("servo_report_test", "servo_report"),
     ("peer_test", "peer"),
 ]
