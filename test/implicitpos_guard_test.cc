@@ -1230,6 +1230,13 @@ struct RiskChain {
   int t = -1;
   double k = 0, damping = 0, invweight = 0;
 };
+// the spec of risk chain c: a random chain with a fixed-tendon servo, first on odd c
+ChainSpec RiskChainSpec(std::mt19937* rng, int c) {
+  ChainSpec spec = RandomChainSpec(rng);
+  if (spec.tendon < 0) spec.tendon = 0;
+  spec.tendon_first = c % 2;
+  return spec;
+}
 RiskChain MakeRiskChain(const ChainSpec& spec, double h, const WeightTable& tab, double scale) {
   RiskChain rc;
   rc.m = LoadModelOrFail(ChainSpecXml(spec, h));
@@ -1279,9 +1286,7 @@ TEST_F(ImplicitPosGuardWeight, RaiseLeavesATermWithoutRisk) {
   WarningCapture warnings;
   int failed = 0;
   for (int c = 0; c < 40; ++c) {
-    ChainSpec spec = RandomChainSpec(&rng);
-    if (spec.tendon < 0) spec.tendon = 0;
-    spec.tendon_first = c % 2;
+    ChainSpec spec = RiskChainSpec(&rng, c);
     RiskChain rc = MakeRiskChain(spec, h, tab, 1);
     ASSERT_NE(rc.m, nullptr);
     ASSERT_EQ(rc.m->actuator_trntype[rc.t], mjTRN_TENDON);
@@ -1307,9 +1312,7 @@ TEST_F(ImplicitPosGuardWeight, NegativeRiskOffsetsNoOtherTerm) {
   WarningCapture warnings;
   int failed = 0;
   for (int c = 0; c < 40; ++c) {
-    ChainSpec spec = RandomChainSpec(&rng);
-    if (spec.tendon < 0) spec.tendon = 0;
-    spec.tendon_first = c % 2;
+    ChainSpec spec = RiskChainSpec(&rng, c);
     std::vector<double> weights[2];
     for (int negative : {0, 1}) {
       RiskChain rc = MakeRiskChain(spec, h, tab, negative ? 1e3 : 1);
