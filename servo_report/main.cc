@@ -56,13 +56,18 @@ bool ParseInt(const char* s, int* x) {
   return end != s && *end == '\0';
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// the command line: the model, the analysis options and the output
+struct Args {
   std::string path;
   mjpos::ServoOptions options;
   bool json = false;
-  double servo_kp = -1, servo_kv = 0;
+  double servo_kp = -1, servo_kv = 0;  // servo_kp >= 0: every actuator a servo (LoadWithServos)
+};
+
+// parses the command line into args; the exit status if the program is to stop now (help, or a
+// usage error), -1 otherwise
+int ParseArgs(int argc, char** argv, Args* args) {
+  mjpos::ServoOptions& options = args->options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     bool has_value = i + 1 < argc;
@@ -70,7 +75,7 @@ int main(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       return 0;
     } else if (a == "--json") {
-      json = true;
+      args->json = true;
     } else if (a == "--posweight") {
       options.posweight = true;
     } else if (a == "--timestep") {
@@ -94,11 +99,11 @@ int main(int argc, char** argv) {
         return Usage("--key needs a keyframe index >= 0");
       }
     } else if (a == "--servo-kp") {
-      if (!has_value || !ParseDouble(argv[++i], &servo_kp) || !(servo_kp >= 0)) {
+      if (!has_value || !ParseDouble(argv[++i], &args->servo_kp) || !(args->servo_kp >= 0)) {
         return Usage("--servo-kp needs a number >= 0");
       }
     } else if (a == "--servo-kv") {
-      if (!has_value || !ParseDouble(argv[++i], &servo_kv) || !(servo_kv >= 0)) {
+      if (!has_value || !ParseDouble(argv[++i], &args->servo_kv) || !(args->servo_kv >= 0)) {
         return Usage("--servo-kv needs a number >= 0");
       }
     } else if (a == "--system-max-nv") {
@@ -107,37 +112,50 @@ int main(int argc, char** argv) {
       }
     } else if (!a.empty() && a[0] == '-') {
       return Usage(("unknown option: " + a).c_str());
-    } else if (path.empty()) {
-      path = a;
+    } else if (args->path.empty()) {
+      args->path = a;
     } else {
       return Usage("more than one model given");
     }
   }
-  if (path.empty()) return Usage("no model given");
+  if (args->path.empty()) return Usage("no model given");
+  return -1;
+}
 
-  mjModel* m = nullptr;
-  std::string error;
-  if (servo_kp >= 0) {
-    m = mjpos::LoadWithServos(path, servo_kp, servo_kv, &error);
-  } else {
-    char err[1000] = "";
-    m = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
-    error = err;
+// the model of args, its actuators made servos if asked; nullptr (and error) if it does not load
+mjModel* LoadModel(const Args& args, std::string* error) {
+  if (args.servo_kp >= 0) {
+    return mjpos::LoadWithServos(args.path, args.servo_kp, args.servo_kv, error);
   }
+  char err[1000] = "";
+  mjModel* m = mj_loadXML(args.path.c_str(), nullptr, err, sizeof(err));
+  *error = err;
+  return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  int status = ParseArgs(argc, argv, &args);
+  if (status >= 0) return status;
+
+  std::string error;
+  mjModel* m = LoadModel(args, &error);
   if (!m) {
-    std::fprintf(stderr, "mjpos_servo_report: cannot load %s: %s\n", path.c_str(),
+    std::fprintf(stderr, "mjpos_servo_report: cannot load %s: %s\n", args.path.c_str(),
                  error.empty() ? "unknown error" : error.c_str());
     return 3;
   }
 
   mjpos::ServoReport report;
-  if (!mjpos::AnalyzeServos(m, options, &report, &error)) {
-    std::fprintf(stderr, "mjpos_servo_report: %s: %s\n", path.c_str(), error.c_str());
+  if (!mjpos::AnalyzeServos(m, args.options, &report, &error)) {
+    std::fprintf(stderr, "mjpos_servo_report: %s: %s\n", args.path.c_str(), error.c_str());
     mj_deleteModel(m);
     return 2;
   }
-  report.model = path;
-  std::string out = json ? mjpos::FormatJson(report) : mjpos::FormatText(report);
+  report.model = args.path;
+  std::string out = args.json ? mjpos::FormatJson(report) : mjpos::FormatText(report);
   std::fputs(out.c_str(), stdout);
   mj_deleteModel(m);
   return report.unstable ? 1 : 0;
