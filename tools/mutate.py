@@ -46,6 +46,7 @@ EQUIVALENT_FILE = os.path.join(ROOT, "tools", "mutants-equivalent.txt")
 # Not run: bitidentity_test (needs the stock sub-build; the flag-off path is stock code) and
 # tests not named here (add them here when they are stable).
 TEST_ORDER = [
+    ("implicitpos_stepforce_test", "test"),
     ("implicitpos_test", "test"),
     ("implicitpos_guard_test", "test"),
     ("implicitpos_k_test", "test"),

@@ -776,10 +776,11 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
 // add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec for K = -d qfrc_actuator / dq;
 // slopes: dofTerms, NULL to find each here; wten (mjENBL_POSWEIGHT, NULL for none): the weight
 // of each fixed-tendon servo (posWeights), with which the servos on one joint are left to
-// mjd_dof_pos, which weighs them together with their dof's spring
+// mjd_dof_pos, which weighs them together with their dof's spring; kact (NULL for none): the
+// stiffness of each term added, -slope times its weight
 static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
                              const mjtNum* wten, ctrlState* controls, mjtNum* matD, mjtNum sclK,
-                             mjtNum* vec, mjtNum sclKv) {
+                             mjtNum* vec, mjtNum sclKv, mjtNum* kact) {
   int nv = m->nv;
   const mjtNum* qvel = d->qvel;
 
@@ -803,6 +804,9 @@ static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
       if (wten) {
         continue;
       }
+      if (kact) {
+        kact[i] = -slope;
+      }
       int dof = m->jnt_dofadr[id];
       mjtNum km = -slope * moment[dof];
       if (matD) {
@@ -817,6 +821,9 @@ static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
     // accuracy weight: scales the term in the matrix and the shift alike
     if (wten) {
       slope *= wten[i];
+    }
+    if (kact) {
+      kact[i] = -slope;
     }
 
     // fixed tendon: moment velocity, over the tendon's joints (each listed once, in scope)
@@ -847,15 +854,19 @@ static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
 
 
 // add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec for K = -d qfrc_passive / dq: the
-// stiffness of hinges and slides, diagonal
+// stiffness of hinges and slides, diagonal; kspring (NULL for none): each spring's stiffness
 static void mjd_passive_pos(const mjModel* m, const mjData* d,
-                            mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
+                            mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv,
+                            mjtNum* kspring) {
   for (int j=0; j<m->njnt && !mjDISABLED(mjDSBL_PASSIVE); j++) {
     if (jointPosScope(m, j)!=mjPOSSCOPE_RESTORING) {
       continue;
     }
     int dof = m->jnt_dofadr[j];
     mjtNum stiffness = m->jnt_stiffness[j];
+    if (kspring) {
+      kspring[dof] = stiffness;
+    }
     if (matD) {
       addD(d, matD, dof, dof, sclK * stiffness);
     }
@@ -889,17 +900,50 @@ static void mjd_dof_pos(const mjModel* m, const mjData* d, const mjtNum* kdof,
 
 
 
-//------------------------------ main entry point --------------------------------------------------
+// the stiffness of the terms of mjd_dof_pos, each with its dof's weight wdof: kact of the joint
+// servos (-slope), kspring of the springs
+static void mjd_dof_terms(const mjModel* m, const mjtNum* slope, const mjtNum* wdof,
+                          mjtNum* kact, mjtNum* kspring) {
+  for (int i=0; i<m->nu && kact; i++) {
+    if (slope[i] < 0 && m->actuator_trntype[i]!=mjTRN_TENDON) {
+      kact[i] = -slope[i] * wdof[m->jnt_dofadr[m->actuator_trnid[2*i]]];
+    }
+  }
+  for (int j=0; j<m->njnt && kspring && !mjDISABLED(mjDSBL_PASSIVE); j++) {
+    if (jointPosScope(m, j)==mjPOSSCOPE_RESTORING) {
+      int dof = m->jnt_dofadr[j];
+      kspring[dof] = wdof[dof] * m->jnt_stiffness[j];
+    }
+  }
+}
+
+
+
+//------------------------------ main entry points -------------------------------------------------
 
 // add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec, K = -d(qfrc_actuator+qfrc_passive)/dq
 void mjd_implicitPos(const mjModel* m, mjData* d,
                      mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
+  mj_implicitPosTerms(m, d, matD, sclK, vec, sclKv, NULL, NULL);
+}
+
+
+
+// mjd_implicitPos, and the stiffness of each term of K it added in kact (nu) and kspring (nv)
+void mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
+                         mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring) {
   ctrlState controls = CTRL_UNCHECKED;  // their check (actuatorInput)
+  if (kact) {
+    mju_zero(kact, m->nu);
+  }
+  if (kspring) {
+    mju_zero(kspring, m->nv);
+  }
 
   // unweighted: by force class
   if (!mjENABLED(mjENBL_POSWEIGHT)) {
-    mjd_actuator_pos(m, d, NULL, NULL, &controls, matD, sclK, vec, sclKv);
-    mjd_passive_pos(m, d, matD, sclK, vec, sclKv);
+    mjd_actuator_pos(m, d, NULL, NULL, &controls, matD, sclK, vec, sclKv, kact);
+    mjd_passive_pos(m, d, matD, sclK, vec, sclKv, kspring);
     return;
   }
 
@@ -914,8 +958,9 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
   int ntendon = dofTerms(m, d, &controls, slope, kdof);
   posWeights(m, d, kdof, slope, &controls, d->dof_posweightcache, kdof + 2*nv, wten, scratch);
   mjd_dof_pos(m, d, kdof, kdof + 2*nv, matD, sclK, vec, sclKv);
+  mjd_dof_terms(m, slope, kdof + 2*nv, kact, kspring);
   if (ntendon) {
-    mjd_actuator_pos(m, d, slope, wten, &controls, matD, sclK, vec, sclKv);
+    mjd_actuator_pos(m, d, slope, wten, &controls, matD, sclK, vec, sclKv, kact);
   }
   mjFREESTACK;
 }

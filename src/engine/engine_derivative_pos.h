@@ -35,6 +35,12 @@ extern "C" {
 MJAPI void mjd_implicitPos(const mjModel* m, mjData* d,
                            mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv);
 
+// mjd_implicitPos for the step, which also reports the stiffness of each term it added, as
+// weighted: K = sum_i kact[i] m_i' m_i + diag(kspring), m_i the moment of actuator i (kact: nu,
+// kspring: nv; 0 for a force outside K); either may be NULL.
+void mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
+                         mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring);
+
 // scope of mjENBL_IMPLICITPOS for one actuator, joint spring or tendon: when each case applies
 // (why: mjd_posScopeReason)
 typedef enum mjtPosScope_ {

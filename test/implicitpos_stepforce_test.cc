@@ -1,0 +1,289 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// The force the step applied (mjData.actuator_force_step, qfrc_actuator_step, qfrc_smooth_step),
+// against references the test computes on its own: the change of momentum M (v+ - v) / h from
+// the mass matrix and the two velocities, and each actuator's force linearised at the end of the
+// step from finite-difference slopes of actuator_force in qvel and qpos.
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <mujoco/mujoco.h>
+#include "engine/engine_derivative_pos.h"
+#include "test/fixture.h"
+#include "support/models.h"
+#include "support/one_dof.h"
+
+namespace mjpos {
+namespace {
+
+const char kHumanoid[] = MJPOS_MODEL_DIR "/humanoid/humanoid.xml";
+constexpr double kInertia = 0.01576;
+
+// an integrator and the flags, as a user sets them
+struct Integration {
+  const char* name;
+  int integrator;
+  bool flag;
+  bool weighted;
+};
+const Integration kIntegrations[] = {
+    {"Euler", mjINT_EULER, false, false},
+    {"implicit", mjINT_IMPLICIT, false, false},
+    {"implicit+implicitpos", mjINT_IMPLICIT, true, false},
+    {"implicit+implicitpos+posweight", mjINT_IMPLICIT, true, true},
+};
+
+// the models of the issue: one hinge (kp 1e5, the README's example), a hinge spring, the 7-dof
+// arm, the gear/tendon arm, the servo humanoid and the finger squeeze (contact)
+struct Model {
+  std::string name;
+  ModelPtr m;
+};
+std::vector<Model> Models() {
+  std::vector<Model> models;
+  models.push_back({"hinge", LoadModelOrFail(OneHingeXml(kInertia, 1e5, 1, 0.005))});
+  models.push_back({"hinge spring",
+                    LoadModelOrFail(OneHingeSpringXml(kInertia, 1e5, 1, 0.005))});
+  models.push_back({"arm7", LoadModelOrFail(ChainXml(7, 2e3, 20, 0.005))});
+  models.push_back({"gear/tendon arm", LoadModelOrFail(GearTendonArmXml(2e3, 20, 0.005))});
+  std::string error;
+  models.push_back({"servo humanoid", ModelPtr(LoadWithServos(kHumanoid, 2e3, 20, &error))});
+  EXPECT_NE(models.back().m, nullptr) << error;
+  models.push_back({"finger squeeze", LoadModelOrFail(FingerSqueezeXml(2e3, 20, 0.005))});
+
+  // a gain with a velocity term: force (kp - 5 velocity) ctrl on the first joint of a chain
+  models.push_back({"velocity gain", LoadModelOrFail(ChainXml(2, 2e3, 20, 0.005))});
+  if (mjModel* m = models.back().m.get()) {
+    m->actuator_gaintype[0] = mjGAIN_AFFINE;
+    m->actuator_gainprm[2] = -5;
+  }
+
+  // every transmission and force class of the scope tests, in K or not (spatial tendon, site,
+  // body, ball and free joints, muscle, clamped, non-restoring, motor, springs)
+  for (const ScopeConfiguration& c : ScopeConfigurations(2e3, 2e3)) {
+    models.push_back({c.name, LoadModelOrFail(c.xml)});
+  }
+  for (Model& model : models) {
+    if (model.m) model.m->opt.timestep = 0.005;
+  }
+  return models;
+}
+
+void SetIntegration(mjModel* m, const Integration& s) {
+  m->opt.integrator = s.integrator;
+  SetEnable(m, mjENBL_IMPLICITPOS, s.flag);
+  SetEnable(m, mjENBL_POSWEIGHT, s.weighted);
+}
+
+// a state away from rest: targets off the current pose, joints moving
+void SetMoving(const mjModel* m, mjData* d) {
+  mj_resetData(m, d);
+  HoldPose(m, d);
+  for (int i = 0; i < m->nu; ++i) d->ctrl[i] += 0.2 * std::cos(1.3 * i + 0.5);
+  int first = m->nq > m->nv ? 6 : 0;  // a free root keeps still
+  for (int i = first; i < m->nv; ++i) d->qvel[i] = 0.5 * std::sin(1.7 * i + 0.4);
+  if (m->nu == 1 && m->nv == 1) d->ctrl[0] = 1;  // one hinge: a unit step
+  mj_forward(m, d);
+}
+
+// M (v+ - v) / h for the step from start to end, M dense from start's mass matrix
+std::vector<double> MomentumChange(const mjModel* m, const mjData* start, const mjData* end) {
+  int nv = m->nv;
+  std::vector<double> mass(nv * nv), out(nv, 0.0);
+  mj_fullM(m, mass.data(), start->qM);
+  for (int r = 0; r < nv; ++r) {
+    for (int c = 0; c < nv; ++c) {
+      out[r] += mass[r * nv + c] * (end->qvel[c] - start->qvel[c]) / m->opt.timestep;
+    }
+  }
+  return out;
+}
+
+// d actuator_force / d qvel (vel = true) or / d qpos (in the dofs' tangent space), nu x nv, by
+// central differences at the state of start; the forces of these models are affine in both, so
+// eps only sets the rounding
+std::vector<double> ForceSlopes(const mjModel* m, const mjData* start, bool vel, double eps) {
+  int nu = m->nu, nv = m->nv;
+  std::vector<double> slope(nu * nv), dq(nv);
+  std::vector<double> plus(nu);
+  mjData* d = mj_makeData(m);
+  for (int j = 0; j < nv; ++j) {
+    for (int side : {1, -1}) {
+      mj_copyData(d, m, start);
+      if (vel) {
+        d->qvel[j] += side * eps;
+      } else {
+        std::fill(dq.begin(), dq.end(), 0.0);
+        dq[j] = side * eps;
+        mj_integratePos(m, d->qpos, dq.data(), 1);
+      }
+      mj_forward(m, d);
+      for (int i = 0; i < nu; ++i) {
+        if (side == 1) {
+          plus[i] = d->actuator_force[i];
+        } else {
+          slope[i * nv + j] = (plus[i] - d->actuator_force[i]) / (2 * eps);
+        }
+      }
+    }
+  }
+  mj_deleteData(d);
+  return slope;
+}
+
+// each actuator's force linearised at the end of the step, from the slopes of ForceSlopes: the
+// velocity term under implicit (of the force before its clamp), and the position term of each
+// term of K (its scope RESTORING) with its weight
+std::vector<double> ReferenceForce(const mjModel* m, mjData* start, const mjData* end,
+                                   const Integration& s) {
+  int nu = m->nu, nv = m->nv;
+  double h = m->opt.timestep;
+  std::vector<double> force(start->actuator_force, start->actuator_force + nu);
+  if (s.integrator != mjINT_IMPLICIT) return force;
+  // the velocity slope of the force before its clamp: qDeriv (mjd_actuator_vel) ignores
+  // forcerange, so a clamped actuator's step applies it too
+  ModelPtr unclamped(mj_copyModel(nullptr, m));
+  for (int i = 0; i < nu; ++i) unclamped->actuator_forcelimited[i] = 0;
+  std::vector<double> dfdv = ForceSlopes(unclamped.get(), start, true, 1e-3);
+  std::vector<double> dfdq = ForceSlopes(m, start, false, 1e-3);
+  for (int i = 0; i < nu; ++i) {
+    bool in_k = s.flag && mjd_actuatorPosScope(m, start, i, nullptr) == mjPOSSCOPE_RESTORING;
+    double theta = s.weighted ? mjd_posWeight(m, start, mjOBJ_ACTUATOR, i) : 1;
+    for (int j = 0; j < nv; ++j) {
+      force[i] += dfdv[i * nv + j] * (end->qvel[j] - start->qvel[j]);
+      if (in_k) force[i] += theta * dfdq[i * nv + j] * h * end->qvel[j];
+    }
+  }
+  return force;
+}
+
+// fails on a MuJoCo warning outside a WarningCapture
+class ImplicitPosStepForce : public MujocoTest {};
+
+// Catches: a term of the step missing from qfrc_smooth_step (Euler's implicit damping, the
+// velocity derivative qDeriv under implicit, the springs or servos of K), or counted at the start
+// of the step instead of its end: the change of momentum differs from the forces reported.
+TEST_F(ImplicitPosStepForce, MomentumChangeIsTheReportedForce) {
+  for (Model& model : Models()) {
+    mjModel* m = model.m.get();
+    if (!m) continue;
+    for (const Integration& s : kIntegrations) {
+      SetIntegration(m, s);
+      DataPtr start(mj_makeData(m)), d(mj_makeData(m));
+      SetMoving(m, start.get());
+      mj_copyData(d.get(), m, start.get());
+      mj_step(m, d.get());
+      std::vector<double> change = MomentumChange(m, start.get(), d.get());
+      std::vector<double> reported(m->nv);
+      for (int i = 0; i < m->nv; ++i) {
+        reported[i] = d->qfrc_smooth_step[i] + d->qfrc_constraint[i];
+      }
+      EXPECT_LE(RelDiff(reported, change), 1e-10) << model.name << ", " << s.name;
+    }
+  }
+}
+
+// Catches: a term dropped from actuator_force_step or qfrc_actuator_step (the velocity slope, the
+// position term of K, its weight), a term applied to an actuator outside K, or the joint-space
+// sum taken over the wrong moments.
+TEST_F(ImplicitPosStepForce, ActuatorForceIsTheLinearisationAtTheEnd) {
+  for (Model& model : Models()) {
+    mjModel* m = model.m.get();
+    if (!m) continue;
+    for (const Integration& s : kIntegrations) {
+      SetIntegration(m, s);
+      DataPtr start(mj_makeData(m)), d(mj_makeData(m));
+      SetMoving(m, start.get());
+      mj_copyData(d.get(), m, start.get());
+      mj_step(m, d.get());
+      std::vector<double> reference = ReferenceForce(m, start.get(), d.get(), s);
+      std::vector<double> reported(d->actuator_force_step, d->actuator_force_step + m->nu);
+      EXPECT_LE(RelDiff(reported, reference), 1e-8) << model.name << ", " << s.name;
+
+      // joint space: the moments times the reference
+      std::vector<double> joint(m->nv, 0.0);
+      for (int i = 0; i < m->nu; ++i) {
+        for (int j = 0; j < m->nv; ++j) {
+          joint[j] += start->actuator_moment[i * m->nv + j] * reference[i];
+        }
+      }
+      std::vector<double> reported_joint(d->qfrc_actuator_step,
+                                         d->qfrc_actuator_step + m->nv);
+      EXPECT_LE(RelDiff(reported_joint, joint), 1e-8) << model.name << ", " << s.name;
+    }
+  }
+}
+
+// Catches: RK4 reporting a stage's force other than the first (mj_forwardSkip overwrites
+// actuator_force at each stage), or leaving the outputs of an earlier step.
+TEST_F(ImplicitPosStepForce, RungeKuttaReportsTheStartOfTheStep) {
+  for (Model& model : Models()) {
+    mjModel* m = model.m.get();
+    if (!m) continue;
+    m->opt.integrator = mjINT_RK4;
+    DataPtr start(mj_makeData(m)), d(mj_makeData(m));
+    SetMoving(m, start.get());
+    mj_copyData(d.get(), m, start.get());
+    mj_step(m, d.get());
+    EXPECT_TRUE(BitIdentical({d->actuator_force_step, d->actuator_force_step + m->nu},
+                             {start->actuator_force, start->actuator_force + m->nu}))
+        << model.name;
+    EXPECT_TRUE(BitIdentical({d->qfrc_actuator_step, d->qfrc_actuator_step + m->nv},
+                             {start->qfrc_actuator, start->qfrc_actuator + m->nv}))
+        << model.name;
+    EXPECT_TRUE(BitIdentical({d->qfrc_smooth_step, d->qfrc_smooth_step + m->nv},
+                             {start->qfrc_smooth, start->qfrc_smooth + m->nv}))
+        << model.name;
+  }
+}
+
+// Catches: the README's example gone: one hinge servo at kp 1e5 from a unit error reports the
+// explicit 1e5 in actuator_force, and in actuator_force_step the force its inertia received,
+// I (v+ - v) / h, about 160 times less.
+TEST_F(ImplicitPosStepForce, OneHingeServoAboveTheCap) {
+  ModelPtr m = LoadModelOrFail(OneHingeXml(kInertia, 1e5, 1, 0.005));
+  ASSERT_NE(m, nullptr);
+  SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+  DataPtr d(mj_makeData(m.get()));
+  d->ctrl[0] = 1;
+  mj_step(m.get(), d.get());
+  double inertia = d->qM[0];
+  EXPECT_EQ(d->actuator_force[0], 1e5);
+  EXPECT_LE(RelDiff(d->actuator_force_step[0], inertia * d->qvel[0] / 0.005), 1e-10);
+  EXPECT_GT(d->actuator_force[0] / d->actuator_force_step[0], 100);
+}
+
+// Catches: mj_resetData leaving the last step's outputs.
+TEST_F(ImplicitPosStepForce, ResetClearsTheOutputs) {
+  ModelPtr m = LoadModelOrFail(GearTendonArmXml(2e3, 20, 0.005));
+  ASSERT_NE(m, nullptr);
+  DataPtr d(mj_makeData(m.get()));
+  SetMoving(m.get(), d.get());
+  mj_step(m.get(), d.get());
+  ASSERT_NE(d->actuator_force_step[0], 0);
+  mj_resetData(m.get(), d.get());
+  for (int i = 0; i < m->nu; ++i) EXPECT_EQ(d->actuator_force_step[i], 0);
+  for (int i = 0; i < m->nv; ++i) {
+    EXPECT_EQ(d->qfrc_actuator_step[i], 0);
+    EXPECT_EQ(d->qfrc_smooth_step[i], 0);
+  }
+}
+
+}  // namespace
+}  // namespace mjpos
