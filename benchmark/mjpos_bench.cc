@@ -48,6 +48,7 @@
 //                       callgrind stage, instead of the warm-up
 //   --accuracy_only     run part 4 (throughput at equal accuracy) alone and print its table
 //   --posweight_only    run part 5 (the weighted mode on coupled models) alone and print its table
+//   --torque_only       run part 6 (torque limits: the applied force against forcerange) alone
 //   --smoke             tiny run to prove the program works (CI): 1 repetition, 20 warm-up
 //                       steps, 0.2 s simulated, coarse bisection, no stack bisection, callgrind
 //                       on arm7 only
@@ -109,6 +110,8 @@ bool ParseOurFlag(const char* arg, Options* opt) {
     opt->accuracy_only = true;
   } else if (std::strcmp(arg, "--posweight_only") == 0) {
     opt->posweight_only = true;
+  } else if (std::strcmp(arg, "--torque_only") == 0) {
+    opt->torque_only = true;
   } else {
     return false;
   }
@@ -139,17 +142,18 @@ void Phase(const char* what, const std::function<void()>& run) {
   std::fflush(stdout);
 }
 
-// --accuracy_only and --posweight_only: part 4 or 5 alone, its table on stdout.
+// --accuracy_only, --posweight_only and --torque_only: part 4, 5 or 6 alone, its table on stdout.
 int OnePart(const Options& opt) {
   QuietWarnings();
   std::ostringstream md;
   if (opt.accuracy_only) WriteAccuracy(md, EqualAccuracy(opt));
   if (opt.posweight_only) WriteCoupledAccuracy(md, CoupledAccuracy(opt));
+  if (opt.torque_only) WriteTorqueLimits(md, TorqueLimits(opt));
   std::printf("%s", md.str().c_str());
   return 0;
 }
 
-// The suite: parts 1 to 5 in this order, then the tables on stdout and in opt.out.
+// The suite: parts 1 to 6 in this order, then the tables on stdout and in opt.out.
 int Suite(const Options& opt, const std::string& machine, const std::string& version) {
   Cases cases = LoadCases(opt, "");
   if (cases.size() != 9) {
@@ -169,9 +173,11 @@ int Suite(const Options& opt, const std::string& machine, const std::string& ver
   std::vector<Part2Row> stiffness;
   std::vector<Part4Row> accuracy;
   std::vector<Part5Row> coupled;
+  std::vector<Part6Row> torque;
   Phase("part 2: throughput at equal stiffness", [&]() { stiffness = EqualStiffness(opt); });
   Phase("part 4: equal accuracy on tracking", [&]() { accuracy = EqualAccuracy(opt); });
   Phase("part 5: the weighted mode on coupled models", [&]() { coupled = CoupledAccuracy(opt); });
+  Phase("part 6: torque limits", [&]() { torque = TorqueLimits(opt); });
 
   std::ostringstream md;
   WriteCost(md, opt, machine, version, cases, callgrind_note);
@@ -179,6 +185,7 @@ int Suite(const Options& opt, const std::string& machine, const std::string& ver
   WriteStiffness(md, opt, stiffness);
   WriteAccuracy(md, accuracy);
   WriteCoupledAccuracy(md, coupled);
+  WriteTorqueLimits(md, torque);
   std::string text = md.str();
   std::printf("\n%s", text.c_str());
   std::ofstream out(opt.out);
@@ -201,7 +208,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     if (!bench::ParseOurFlag(argv[i], &opt)) rest.push_back(argv[i]);
   }
-  if (opt.accuracy_only || opt.posweight_only) return bench::OnePart(opt);
+  if (opt.accuracy_only || opt.posweight_only || opt.torque_only) return bench::OnePart(opt);
   if (opt.smoke) bench::ApplySmoke(&opt);
   int bargc = static_cast<int>(rest.size());
   benchmark::Initialize(&bargc, rest.data());

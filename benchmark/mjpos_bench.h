@@ -59,6 +59,7 @@ struct Options {
   bool smoke = false;
   bool accuracy_only = false;     // only part 4
   bool posweight_only = false;    // only part 5
+  bool torque_only = false;       // only part 6
   // models whose instructions are counted: all, none or a list
   std::string callgrind = "humanoid,servo_humanoid,humanoid100,arm7,chain10,chain30,chain100";
   std::string profile;            // MODEL:on|off|weighted:STEPS, see Profile
@@ -249,6 +250,22 @@ struct Part5Row {
 // zeta = 0, 0.2, 0.7, h = 1, 2, 5, 10 ms (smoke: chain3 at 30 Hz, zeta 0.2).
 std::vector<Part5Row> CoupledAccuracy(const Options& opt);
 
+//------------------------------------ torque.cc: part 6, torque limits ---------------------------
+
+// One row of part 6: a subject at servo gain kp under one scheme, every servo force-limited.
+struct Part6Row {
+  std::string subject, scheme;
+  double kp;
+  bool stable;          // no bad-state warning, finite state
+  int samples, beyond;  // actuator-steps, and those whose applied force left the range
+  double max_excess, mean_excess;  // beyond the bound, as a fraction of it
+};
+
+// Part 6: the servo humanoid at kp 1e2, 1e3, 1e4 and the finger squeeze at kp 1e3, 1e4, 1e5
+// (kv = kp/100, h = 5 ms, 2 s), each under implicit, the flag and the weighted mode (smoke: one
+// row each).
+std::vector<Part6Row> TorqueLimits(const Options& opt);
+
 //------------------------------------ report.cc: the markdown ------------------------------------
 
 // The title, the run's parameters and the table of part 1 (with its notes and the rst medians).
@@ -266,6 +283,9 @@ void WriteAccuracy(std::ostream& md, const std::vector<Part4Row>& rows);
 
 // The table of part 5 and its summary.
 void WriteCoupledAccuracy(std::ostream& md, const std::vector<Part5Row>& rows);
+
+// The table of part 6.
+void WriteTorqueLimits(std::ostream& md, const std::vector<Part6Row>& rows);
 
 }  // namespace mjpos::bench
 

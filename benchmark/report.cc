@@ -211,4 +211,21 @@ void WriteCoupledAccuracy(std::ostream& md, const std::vector<Part5Row>& rows) {
             rows.size(), stable, worst_stable, rows.size() - stable, worst_unstable);
 }
 
+void WriteTorqueLimits(std::ostream& md, const std::vector<Part6Row>& rows) {
+  md << "\n## Torque limits\n\n";
+  md << "Every servo limited by `forcerange` (servo humanoid: ±0.1 kp, the force at 0.1 rad of "
+        "error, tracking targets 0.3 rad at 1 Hz around the standing pose, contact on; finger "
+        "squeeze: ±half the squeeze kp·0.01), kv = kp/100, h = 5 ms, 2 s. An actuator-step is "
+        "beyond the range when the force the step applied (`actuator_force_step`) exceeds a "
+        "bound by more than 1e-9 of it; excess as a fraction of the bound. `actuator_force` "
+        "itself is clamped and never leaves the range; Euler applies it as is.\n\n";
+  md << "| model | kp | scheme | stable | actuator-steps beyond | largest excess | mean excess "
+        "|\n|---|---|---|---|---|---|---|\n";
+  for (const Part6Row& r : rows) {
+    md << Fmt("| %s | %g | %s | %s | %d of %d (%.2f %%) | %.3g | %.3g |\n", r.subject.c_str(),
+              r.kp, r.scheme.c_str(), r.stable ? "yes" : "**no**", r.beyond, r.samples,
+              r.samples ? 100.0 * r.beyond / r.samples : 0.0, r.max_excess, r.mean_excess);
+  }
+}
+
 }  // namespace mjpos::bench

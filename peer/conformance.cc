@@ -62,13 +62,20 @@ void SetOffTarget(const mjModel* m, mjData* d, bool at_rest) {
   mj_forward(m, d);
 }
 
-std::vector<double> OurStep(mjModel* m, const mjData* start, bool flag) {
+std::vector<double> OurStep(mjModel* m, const mjData* start, bool flag,
+                            std::vector<double>* applied = nullptr) {
   int saved = m->opt.enableflags;
   SetEnable(m, mjENBL_IMPLICITPOS, flag);
   DataPtr d(mj_makeData(m));
   mj_copyData(d.get(), m, start);
   mj_step(m, d.get());
   m->opt.enableflags = saved;
+  if (applied) {
+    applied->resize(m->nv);
+    for (int i = 0; i < m->nv; ++i) {
+      (*applied)[i] = d->qfrc_smooth_step[i] + d->qfrc_constraint[i];
+    }
+  }
   return std::vector<double>(d->qvel, d->qvel + m->nv);
 }
 
@@ -154,7 +161,11 @@ std::vector<OneStep> StepAll(const std::vector<Subject>& subjects, bool at_rest)
     DataPtr d(mj_makeData(m));
     SetOffTarget(m, d.get(), at_rest);
 
-    out[i].flag = OurStep(m, d.get(), true);
+    out[i].flag = OurStep(m, d.get(), true, &out[i].flag_applied);
+    out[i].qvel.assign(d->qvel, d->qvel + m->nv);
+    out[i].mass.resize(m->nv * m->nv);
+    mj_fullM(m, out[i].mass.data(), d->qM);
+    out[i].timestep = m->opt.timestep;
     out[i].off = OurStep(m, d.get(), false);
     std::vector<double> k = FiniteDifferenceK(m, d.get(), 1e-2);
     Matrix dv, db;

@@ -53,6 +53,10 @@ struct OneStep {
   // implicit integrator has it, and D without it, as discrete and implicitfast have it.
   std::vector<double> dense_with_bias;
   std::vector<double> dense_without_bias;
+  // what our flag's step reports it applied (qfrc_smooth_step + qfrc_constraint), and what it
+  // takes to compute the force from a velocity: the start's qvel, mass matrix (dense) and h
+  std::vector<double> flag_applied, qvel, mass;
+  double timestep = 0;
 };
 
 // One step of every subject from its deterministic test state: joint angles and servo targets

@@ -73,6 +73,23 @@ TEST_F(PeerConformance, FlagEqualsDiscreteFromRest) {
   }
 }
 
+// Catches: our applied-force outputs (patch 0011) not being the force of the step that
+// discrete takes: from rest the two steps are one, so the force our step reports equals the
+// change of momentum of discrete's step, M (v+ - v) / h, computed here from its velocity.
+TEST_F(PeerConformance, FlagAppliedForceIsDiscretesMomentumChange) {
+  for (size_t i = 0; i < subjects_->size(); ++i) {
+    const OneStep& r = (*rest_)[i];
+    int nv = static_cast<int>(r.qvel.size());
+    std::vector<double> change(nv, 0.0);
+    for (int a = 0; a < nv; ++a) {
+      for (int b = 0; b < nv; ++b) {
+        change[a] += r.mass[a * nv + b] * (r.discrete[b] - r.qvel[b]) / r.timestep;
+      }
+    }
+    EXPECT_LE(RelDiff(r.flag_applied, change), kTol) << (*subjects_)[i].name;
+  }
+}
+
 // Catches: flag-off implicit drifting from stock upstream implicit (the baseline both share).
 TEST_F(PeerConformance, FlagOffEqualsUpstreamImplicit) {
   for (const std::vector<OneStep>* steps : {rest_, moving_}) {

@@ -349,7 +349,10 @@ void ReportTable(std::ostream& out) {
   struct Column {
     std::string name;
     double qvel, qacc, qfrc_actuator, actuator_force, sensor[3];
+    double step[3];  // actuator_force_step, qfrc_actuator_step, qfrc_smooth_step; NaN: none
   };
+  const double kNone = std::nan("");
+  double inertia = 0;
   std::vector<Column> cols;
   for (bool flag : {false, true}) {
     DataPtr d(mj_makeData(c.m.get()));
@@ -357,9 +360,12 @@ void ReportTable(std::ostream& out) {
     UnitStep(c.m.get(), d.get());
     mj_step(c.m.get(), d.get());
     SetEnable(c.m.get(), mjENBL_IMPLICITPOS, false);
+    inertia = d->qM[0];
     cols.push_back({flag ? "ours: implicit + flag" : "ours: implicit (stock)", d->qvel[0],
                     d->qacc[0], d->qfrc_actuator[0], d->actuator_force[0],
-                    {d->sensordata[0], d->sensordata[1], d->sensordata[2]}});
+                    {d->sensordata[0], d->sensordata[1], d->sensordata[2]},
+                    {d->actuator_force_step[0], d->qfrc_actuator_step[0],
+                     d->qfrc_smooth_step[0]}});
   }
   Json jobs = Json::array();
   for (const char* integrator : {"implicit", "discrete"}) {
@@ -373,12 +379,15 @@ void ReportTable(std::ostream& out) {
     std::vector<double> s = Numbers(r["sensordata"]);
     cols.push_back({k ? "3.14 discrete" : "3.14 implicit", Numbers(r["qvel"])[0],
                     Numbers(r["qacc"])[0], Numbers(r["qfrc_actuator"])[0],
-                    Numbers(r["actuator_force"])[0], {s[0], s[1], s[2]}});
+                    Numbers(r["actuator_force"])[0], {s[0], s[1], s[2]},
+                    {kNone, kNone, kNone}});
   }
   out << "## What one step reports\n\n"
          "One hinge servo above the stock cap (I 0.01576, kp 1e5, kv 1, h 5 ms), unit step "
-         "from rest, after one `mj_step`. `(v⁺ − v)/h` is the acceleration the step applied. "
-         "Sensors are evaluated in the step's `mj_forward`, before the update, on both sides.\n\n"
+         "from rest, after one `mj_step`. `(v⁺ − v)/h` is the acceleration the step applied, "
+         "`I·(v⁺ − v)/h` the force. Sensors are evaluated in the step's `mj_forward`, before "
+         "the update, on both sides. The `*_step` outputs (patch 0011) are ours alone; 3.14 has "
+         "none (—).\n\n"
          "| | ";
   for (const Column& col : cols) out << col.name << " | ";
   out << "\n|---|";
@@ -386,14 +395,21 @@ void ReportTable(std::ostream& out) {
   out << "\n";
   auto row = [&](const std::string& name, std::function<double(const Column&)> get) {
     out << "| " << name << " | ";
-    for (const Column& col : cols) out << Fmt("%.6g", get(col)) << " | ";
+    for (const Column& col : cols) {
+      double v = get(col);
+      out << (std::isnan(v) ? std::string("—") : Fmt("%.6g", v)) << " | ";
+    }
     out << "\n";
   };
   row("qvel after", [](const Column& c) { return c.qvel; });
   row("(v⁺ − v)/h", [&](const Column& c) { return c.qvel / h; });
+  row("I·(v⁺ − v)/h", [&](const Column& c) { return inertia * c.qvel / h; });
   row("qacc", [](const Column& c) { return c.qacc; });
   row("qfrc_actuator", [](const Column& c) { return c.qfrc_actuator; });
   row("actuator_force", [](const Column& c) { return c.actuator_force; });
+  row("actuator_force_step", [](const Column& c) { return c.step[0]; });
+  row("qfrc_actuator_step", [](const Column& c) { return c.step[1]; });
+  row("qfrc_smooth_step", [](const Column& c) { return c.step[2]; });
   row("sensor jointpos", [](const Column& c) { return c.sensor[0]; });
   row("sensor jointvel", [](const Column& c) { return c.sensor[1]; });
   row("sensor actuatorfrc", [](const Column& c) { return c.sensor[2]; });

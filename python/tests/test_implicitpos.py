@@ -133,3 +133,23 @@ def test_stiff_servo_beyond_the_stock_cap():
   assert peak[True] <= 0.1
   # Stock: grows until MuJoCo's bad-qacc check resets the state.
   assert warnings[False] > 0
+
+
+def test_step_force_is_readable_and_is_the_applied_force():
+  # The README's example: kp 1e5 from a unit error. actuator_force is the explicit kp * error;
+  # actuator_force_step, qfrc_actuator_step and qfrc_smooth_step are what the step applied, the
+  # change of momentum I (v+ - v) / h.
+  h = 0.005
+  model = mujoco.MjModel.from_xml_string(one_hinge_xml(1e5, 1.0, h=h, flag='enable'))
+  data = mujoco.MjData(model)
+  data.ctrl[0] = 1
+  mujoco.mj_step(model, data)
+  applied = joint_inertia(model) * data.qvel[0] / h
+  assert data.actuator_force[0] == 1e5
+  assert data.actuator_force_step.shape == (model.nu,)
+  assert data.qfrc_actuator_step.shape == (model.nv,)
+  assert data.qfrc_smooth_step.shape == (model.nv,)
+  np.testing.assert_allclose(data.actuator_force_step[0], applied, rtol=1e-10)
+  np.testing.assert_allclose(data.qfrc_actuator_step[0], applied, rtol=1e-10)
+  np.testing.assert_allclose(data.qfrc_smooth_step[0], applied, rtol=1e-10)
+  assert 600 < data.actuator_force_step[0] < 650
