@@ -177,6 +177,11 @@ void AnalyzeRow(int integrator, double h, ServoRow* row) {
                         row->theta);
   double flag_cap = row->in_scope ? kInf : OneDofCap(mjINT_IMPLICIT, h, I, row->kv, row->damping);
   row->flag_verdict = kp < 0 ? Verdict::kNonRestoring : Classify(row->flag, kp, flag_cap);
+
+  // the force the flag's step applies per unit error from rest: inertia times its acceleration
+  OneDofTerms step = OneDofStepTerms(mjINT_IMPLICIT, row->in_scope, h, I, kp, row->kv,
+                                     row->damping, row->theta);
+  row->flag_kp_step = I * step.stiffness / step.denominator;
 }
 
 //------------------------------ coupled system -----------------------------------------------------
@@ -534,10 +539,10 @@ std::string FormatText(const ServoReport& r) {
   out += "\n";
   std::snprintf(buf, sizeof(buf),
                 "%-3s %-16s %-12s %-30s %6s %10s %9s %9s %10s %8s %6s %6s %10s %7s %6s %-8s | "
-                "%-12s %8s %6s %6s %-8s\n",
+                "%-12s %8s %6s %6s %10s %-8s\n",
                 "#", "name", "transmission", "target", "gear", "kp", "kv", "damp", "inertia",
                 "f_n[Hz]", "zeta", "h*w_n", "cap", "kp/cap", "|z|", "stock",
-                "flag scope", "f[Hz]", "zeta", "|z|", "flag");
+                "flag scope", "f[Hz]", "zeta", "|z|", "kp step", "flag");
   out += buf;
   for (const ServoRow& row : r.rows) {
     bool known = row.verdict != Verdict::kUnknown;
@@ -545,7 +550,7 @@ std::string FormatText(const ServoReport& r) {
     std::string target = row.target.size() > 30 ? row.target.substr(0, 27) + "..." : row.target;
     std::snprintf(buf, sizeof(buf),
                   "%-3s %-16.16s %-12.12s %-30s %6s %10s %9s %9s %10s %8s %6s %6s %10s %7s %6s "
-                  "%-8s | %-12s %8s %6s %6s %-8s\n",
+                  "%-8s | %-12s %8s %6s %6s %10s %-8s\n",
                   id.c_str(), row.name.c_str(), row.transmission.c_str(), target.c_str(),
                   row.spring ? "-" : Num(row.gear, "%.3g").c_str(),
                   row.slopes_known ? Num(row.kp, "%.4g").c_str() : "?",
@@ -562,6 +567,7 @@ std::string FormatText(const ServoReport& r) {
                   known ? Num(row.flag.freq, "%.4g").c_str() : "-",
                   known ? Num(row.flag.zeta, "%.3g").c_str() : "-",
                   known ? Num(row.flag.modulus, "%.4f").c_str() : "-",
+                  known ? Num(row.flag_kp_step, "%.4g").c_str() : "-",
                   VerdictName(row.flag_verdict));
     out += buf;
   }
@@ -631,6 +637,7 @@ std::string FormatJson(const ServoReport& r) {
     out += ", \"excluded_why\": " + JsonStr(row.why);
     if (r.posweight) out += ", \"posweight_theta\": " + JsonNum(row.theta);
     out += ", \"flag\": " + JsonDiscrete(row.flag);
+    out += ", \"flag_kp_step\": " + JsonNum(row.flag_kp_step);
     out += ", \"flag_verdict\": " + JsonStr(VerdictName(row.flag_verdict)) + "}";
   }
   out += r.rows.empty() ? "],\n" : "\n  ],\n";

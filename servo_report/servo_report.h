@@ -68,6 +68,9 @@ struct ServoRow {
   double theta = 1;            // weight of the term under mjENBL_POSWEIGHT (1: backward Euler)
   Discrete flag;               // implicit + flag (excluded: stock implicit)
   Verdict flag_verdict = Verdict::kUnknown;
+  double flag_kp_step = 0;     // force the flag's step applies per unit error, from rest: one
+                               // step's actuator_force_step from a unit error (kp I / (I + h c
+                               // + theta h^2 kp) in scope; excluded: stock implicit's)
 };
 
 // The coupled linearised system (all dofs, all actuators and springs; no constraints, no gravity

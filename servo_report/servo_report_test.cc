@@ -169,6 +169,39 @@ TEST_F(ServoReportTest, PosWeightFlagColumnsAreTheEnginesWeightedStep) {
   }
 }
 
+// Catches: a "kp step" column that is not the force the flag's step applies: from a unit error
+// at rest, one engine step's actuator_force_step (or, for a spring, qfrc_smooth_step), in and out
+// of the weighted mode, below and far above the stock cap.
+TEST_F(ServoReportTest, KpStepIsTheEnginesAppliedForce) {
+  for (double kp : {30.0, 3000.0, 1e5}) {
+    for (bool spring : {false, true}) {
+      for (bool weighted : {false, true}) {
+        ModelPtr model = LoadModelOrFail(spring ? OneHingeSpringXml(0.01576, kp, 0.1, 0.005)
+                                                : OneHingeXml(0.01576, kp, 0.1, 0.005));
+        mjModel* m = model.get();
+        ASSERT_NE(m, nullptr);
+        ServoOptions options;
+        options.posweight = weighted;
+        ServoReport report;
+        ASSERT_TRUE(AnalyzeServos(m, options, &report));
+        ASSERT_EQ(report.rows.size(), 1u);
+
+        m->opt.enableflags |= mjENBL_IMPLICITPOS | (weighted ? mjENBL_POSWEIGHT : 0);
+        DataPtr d(mj_makeData(m));
+        if (spring) {
+          d->qpos[0] = -1;  // the spring's rest is 0: a unit error
+        } else {
+          d->ctrl[0] = 1;
+        }
+        mj_step(m, d.get());
+        double applied = spring ? d->qfrc_smooth_step[0] : d->actuator_force_step[0];
+        EXPECT_LE(RelDiff(report.rows[0].flag_kp_step, applied), 1e-10)
+            << "kp " << kp << " spring " << spring << " weighted " << weighted;
+      }
+    }
+  }
+}
+
 //------------------------------ one hinge: joint spring --------------------------------------------
 
 class OneSpringCapTest : public MujocoTest, public ::testing::WithParamInterface<HingeCase> {};
