@@ -173,6 +173,14 @@ std::vector<double> ReferenceForce(const mjModel* m, mjData* start, const mjData
   return force;
 }
 
+// the flag held actuator i at a bound of its forcerange in the last step: its applied force is
+// the bound (mj_stepForceLimit; its own test checks that this happens where it must)
+bool HeldAtBound(const mjModel* m, const mjData* d, int i) {
+  const mjtNum* range = m->actuator_forcerange + 2 * i;
+  return (m->opt.enableflags & mjENBL_IMPLICITPOS) && m->actuator_forcelimited[i] &&
+         (d->actuator_force_step[i] == range[0] || d->actuator_force_step[i] == range[1]);
+}
+
 // fails on a MuJoCo warning outside a WarningCapture
 class ImplicitPosStepForce : public MujocoTest {};
 
@@ -214,6 +222,9 @@ TEST_F(ImplicitPosStepForce, ActuatorForceIsTheLinearisationAtTheEnd) {
       mj_step(m, d.get());
       std::vector<double> reference = ReferenceForce(m, start.get(), d.get(), s);
       std::vector<double> reported(d->actuator_force_step, d->actuator_force_step + m->nu);
+      for (int i = 0; i < m->nu; ++i) {
+        if (HeldAtBound(m, d.get(), i)) reference[i] = reported[i];  // ForceLimitedServosHeld
+      }
       EXPECT_LE(RelDiff(reported, reference), 1e-8) << model.name << ", " << s.name;
 
       // joint space: the moments times the reference
@@ -228,6 +239,72 @@ TEST_F(ImplicitPosStepForce, ActuatorForceIsTheLinearisationAtTheEnd) {
       EXPECT_LE(RelDiff(reported_joint, joint), 1e-8) << model.name << ", " << s.name;
     }
   }
+}
+
+// Catches: an applied force beyond forcerange under the flag (no hold, or a hold at the wrong
+// bound), a hold that leaves the actuator's velocity slope or term of K in the step's matrix or
+// its force out of the right side (the change of momentum then differs from the forces
+// reported), or a hold that never engages. Without the flag the same runs leave the range (stock
+// implicit's velocity slope ignores the clamp), so the runs do cross it. A held actuator is one
+// whose explicit force is inside the range and whose applied force is at a bound.
+TEST_F(ImplicitPosStepForce, ForceLimitedServosHeldAtTheirRange) {
+  struct Limited {
+    std::string name;
+    ModelPtr m;
+    double range;  // +-range on every actuator
+  };
+  std::vector<Limited> models;
+  std::string error;
+  int stock_beyond = 0;
+  models.push_back({"servo humanoid", ModelPtr(LoadWithServos(kHumanoid, 1e3, 10, &error)), 100});
+  models.push_back({"finger squeeze", LoadModelOrFail(FingerSqueezeXml(1e4, 100, 0.005)), 50});
+  models.push_back({"gear/tendon arm", LoadModelOrFail(GearTendonArmXml(2e3, 20, 0.005)), 20});
+  for (Limited& l : models) {
+    mjModel* m = l.m.get();
+    ASSERT_NE(m, nullptr) << l.name << error;
+    m->opt.timestep = 0.005;
+    m->opt.integrator = mjINT_IMPLICIT;
+    for (int i = 0; i < m->nu; ++i) {
+      m->actuator_forcelimited[i] = 1;
+      m->actuator_forcerange[2 * i] = -l.range;
+      m->actuator_forcerange[2 * i + 1] = l.range;
+    }
+    for (int mode = 0; mode < 3; ++mode) {  // flag off, flag, weighted
+      SetEnable(m, mjENBL_IMPLICITPOS, mode > 0);
+      SetEnable(m, mjENBL_POSWEIGHT, mode == 2);
+      DataPtr d(mj_makeData(m)), start(mj_makeData(m));
+      SetMoving(m, d.get());
+      std::vector<double> hold(d->ctrl, d->ctrl + m->nu);
+      int beyond = 0, held = 0;
+      for (int t = 0; t < 200; ++t) {
+        for (int i = 0; i < m->nu; ++i) {
+          d->ctrl[i] = hold[i] + 0.3 * std::sin(2 * M_PI * d->time + 0.7 * i);
+        }
+        mj_forward(m, d.get());
+        mj_copyData(start.get(), m, d.get());
+        mj_step(m, d.get());
+        for (int i = 0; i < m->nu; ++i) {
+          double f = d->actuator_force_step[i];
+          beyond += f < -l.range || f > l.range;
+          held += HeldAtBound(m, d.get(), i) && std::abs(start->actuator_force[i]) < l.range;
+        }
+        std::vector<double> change = MomentumChange(m, start.get(), d.get());
+        std::vector<double> reported(m->nv);
+        for (int i = 0; i < m->nv; ++i) {
+          reported[i] = d->qfrc_smooth_step[i] + d->qfrc_constraint[i];
+        }
+        ASSERT_LE(RelDiff(reported, change), 1e-10)
+            << l.name << ", mode " << mode << ", step " << t;
+      }
+      if (mode == 0) {
+        stock_beyond += beyond;
+      } else {
+        EXPECT_EQ(beyond, 0) << l.name << ", mode " << mode;
+      }
+      if (mode == 1) EXPECT_GT(held, 0) << l.name;
+    }
+  }
+  EXPECT_GT(stock_beyond, 0);  // the humanoid and the fingers; the arm's damping pulls inward
 }
 
 // Catches: RK4 reporting a stage's force other than the first (mj_forwardSkip overwrites

@@ -34,8 +34,18 @@ void mj_stepForceEuler(const mjModel* m, mjData* d, const mjtNum* qacc);
 // (the terms kact, kspring of mj_implicitPosTerms, NULL for none):
 //   actuator_force_step = actuator_force + dfdv*(moment*(v+ - v)) - kact*h*(moment*v+)
 //   qfrc_smooth_step    = qfrc_smooth + h*qDeriv*qacc - h*K*v+
+// except for an actuator held at a bound (isheld[i], NULL for none), whose force is held[i].
 void mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
-                          const mjtNum* kact, const mjtNum* kspring);
+                          const mjtNum* kact, const mjtNum* kspring, const int* isheld,
+                          const mjtNum* held);
+
+// mjENBL_IMPLICITPOS within forcerange: an actuator whose applied force (mj_stepForceImplicit)
+// is beyond its forcerange is held at the bound it crossed, with its velocity slope and its term
+// of K out of the step's matrix, and the step is solved again into qacc, until no other crosses.
+// Only actuators on a hinge or slide joint or on a fixed tendon in the scope of K (m'm on the
+// pattern of M) are held. The matrix is factored in scratch: d->qLU is kept.
+void mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
+                       const mjtNum* kact, const mjtNum* kspring);
 
 // RK4: the forces at the start of the step, from the first stage (the four stages' forces act
 // through four mass matrices, so no single force gives the step's change of velocity).
