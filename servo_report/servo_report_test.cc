@@ -141,21 +141,30 @@ INSTANTIATE_TEST_SUITE_P(
 
 //------------------------------ one hinge: weighted mode -------------------------------------------
 
+// the one hinge (0.01576 kg m^2, 5 ms) with a servo or a spring of gain kp (damping 0.1), and the
+// report's one row of it (--posweight if weighted)
+ModelPtr OneHingeRow(double kp, bool spring, bool weighted, ServoRow* row) {
+  ModelPtr model = LoadModelOrFail(spring ? OneHingeSpringXml(0.01576, kp, 0.1, 0.005)
+                                          : OneHingeXml(0.01576, kp, 0.1, 0.005));
+  if (!model) return model;
+  ServoOptions options;
+  options.posweight = weighted;
+  ServoReport report;
+  EXPECT_TRUE(AnalyzeServos(model.get(), options, &report));
+  EXPECT_EQ(report.rows.size(), 1u);
+  if (!report.rows.empty()) *row = report.rows[0];
+  return model;
+}
+
 // Catches: --posweight reporting weights the engine does not apply (or none): the flag columns'
 // pole modulus of each one-hinge servo and spring equals that of the engine's weighted step.
 TEST_F(ServoReportTest, PosWeightFlagColumnsAreTheEnginesWeightedStep) {
   for (double kp : {30.0, 300.0, 3000.0}) {
     for (bool spring : {false, true}) {
-      ModelPtr model = LoadModelOrFail(spring ? OneHingeSpringXml(0.01576, kp, 0.1, 0.005)
-                                              : OneHingeXml(0.01576, kp, 0.1, 0.005));
+      ServoRow row;
+      ModelPtr model = OneHingeRow(kp, spring, true, &row);
       mjModel* m = model.get();
       ASSERT_NE(m, nullptr);
-      ServoOptions options;
-      options.posweight = true;
-      ServoReport report;
-      ASSERT_TRUE(AnalyzeServos(m, options, &report));
-      ASSERT_EQ(report.rows.size(), 1u);
-      const ServoRow& row = report.rows[0];
       EXPECT_GT(row.theta, 0);
       EXPECT_LT(row.theta, 1);  // at these gains the weight is not backward Euler's
 
@@ -176,15 +185,10 @@ TEST_F(ServoReportTest, KpStepIsTheEnginesAppliedForce) {
   for (double kp : {30.0, 3000.0, 1e5}) {
     for (bool spring : {false, true}) {
       for (bool weighted : {false, true}) {
-        ModelPtr model = LoadModelOrFail(spring ? OneHingeSpringXml(0.01576, kp, 0.1, 0.005)
-                                                : OneHingeXml(0.01576, kp, 0.1, 0.005));
+        ServoRow row;
+        ModelPtr model = OneHingeRow(kp, spring, weighted, &row);
         mjModel* m = model.get();
         ASSERT_NE(m, nullptr);
-        ServoOptions options;
-        options.posweight = weighted;
-        ServoReport report;
-        ASSERT_TRUE(AnalyzeServos(m, options, &report));
-        ASSERT_EQ(report.rows.size(), 1u);
 
         m->opt.enableflags |= mjENBL_IMPLICITPOS | (weighted ? mjENBL_POSWEIGHT : 0);
         DataPtr d(mj_makeData(m));
@@ -195,7 +199,7 @@ TEST_F(ServoReportTest, KpStepIsTheEnginesAppliedForce) {
         }
         mj_step(m, d.get());
         double applied = spring ? d->qfrc_smooth_step[0] : d->actuator_force_step[0];
-        EXPECT_LE(RelDiff(report.rows[0].flag_kp_step, applied), 1e-10)
+        EXPECT_LE(RelDiff(row.flag_kp_step, applied), 1e-10)
             << "kp " << kp << " spring " << spring << " weighted " << weighted;
       }
     }

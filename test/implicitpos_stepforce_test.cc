@@ -181,6 +181,31 @@ bool HeldAtBound(const mjModel* m, const mjData* d, int i) {
          (d->actuator_force_step[i] == range[0] || d->actuator_force_step[i] == range[1]);
 }
 
+// the smooth and constraint forces the step reports it applied
+std::vector<double> ReportedForce(const mjModel* m, const mjData* d) {
+  std::vector<double> force(m->nv);
+  for (int i = 0; i < m->nv; ++i) force[i] = d->qfrc_smooth_step[i] + d->qfrc_constraint[i];
+  return force;
+}
+
+// check(name, m, s, start, end) for one step of every model under every integration, from the
+// moving state of SetMoving
+template <typename Check>
+void ForEachStep(Check check) {
+  for (Model& model : Models()) {
+    mjModel* m = model.m.get();
+    if (!m) continue;
+    for (const Integration& s : kIntegrations) {
+      SetIntegration(m, s);
+      DataPtr start(mj_makeData(m)), d(mj_makeData(m));
+      SetMoving(m, start.get());
+      mj_copyData(d.get(), m, start.get());
+      mj_step(m, d.get());
+      check(model.name + ", " + s.name, m, s, start.get(), d.get());
+    }
+  }
+}
+
 // fails on a MuJoCo warning outside a WarningCapture
 class ImplicitPosStepForce : public MujocoTest {};
 
@@ -188,57 +213,35 @@ class ImplicitPosStepForce : public MujocoTest {};
 // velocity derivative qDeriv under implicit, the springs or servos of K), or counted at the start
 // of the step instead of its end: the change of momentum differs from the forces reported.
 TEST_F(ImplicitPosStepForce, MomentumChangeIsTheReportedForce) {
-  for (Model& model : Models()) {
-    mjModel* m = model.m.get();
-    if (!m) continue;
-    for (const Integration& s : kIntegrations) {
-      SetIntegration(m, s);
-      DataPtr start(mj_makeData(m)), d(mj_makeData(m));
-      SetMoving(m, start.get());
-      mj_copyData(d.get(), m, start.get());
-      mj_step(m, d.get());
-      std::vector<double> change = MomentumChange(m, start.get(), d.get());
-      std::vector<double> reported(m->nv);
-      for (int i = 0; i < m->nv; ++i) {
-        reported[i] = d->qfrc_smooth_step[i] + d->qfrc_constraint[i];
-      }
-      EXPECT_LE(RelDiff(reported, change), 1e-10) << model.name << ", " << s.name;
-    }
-  }
+  ForEachStep([](const std::string& name, mjModel* m, const Integration&, mjData* start,
+                 mjData* d) {
+    EXPECT_LE(RelDiff(ReportedForce(m, d), MomentumChange(m, start, d)), 1e-10) << name;
+  });
 }
 
 // Catches: a term dropped from actuator_force_step or qfrc_actuator_step (the velocity slope, the
 // position term of K, its weight), a term applied to an actuator outside K, or the joint-space
 // sum taken over the wrong moments.
 TEST_F(ImplicitPosStepForce, ActuatorForceIsTheLinearisationAtTheEnd) {
-  for (Model& model : Models()) {
-    mjModel* m = model.m.get();
-    if (!m) continue;
-    for (const Integration& s : kIntegrations) {
-      SetIntegration(m, s);
-      DataPtr start(mj_makeData(m)), d(mj_makeData(m));
-      SetMoving(m, start.get());
-      mj_copyData(d.get(), m, start.get());
-      mj_step(m, d.get());
-      std::vector<double> reference = ReferenceForce(m, start.get(), d.get(), s);
-      std::vector<double> reported(d->actuator_force_step, d->actuator_force_step + m->nu);
-      for (int i = 0; i < m->nu; ++i) {
-        if (HeldAtBound(m, d.get(), i)) reference[i] = reported[i];  // ForceLimitedServosHeld
-      }
-      EXPECT_LE(RelDiff(reported, reference), 1e-8) << model.name << ", " << s.name;
-
-      // joint space: the moments times the reference
-      std::vector<double> joint(m->nv, 0.0);
-      for (int i = 0; i < m->nu; ++i) {
-        for (int j = 0; j < m->nv; ++j) {
-          joint[j] += start->actuator_moment[i * m->nv + j] * reference[i];
-        }
-      }
-      std::vector<double> reported_joint(d->qfrc_actuator_step,
-                                         d->qfrc_actuator_step + m->nv);
-      EXPECT_LE(RelDiff(reported_joint, joint), 1e-8) << model.name << ", " << s.name;
+  ForEachStep([](const std::string& name, mjModel* m, const Integration& s, mjData* start,
+                 mjData* d) {
+    std::vector<double> reference = ReferenceForce(m, start, d, s);
+    std::vector<double> reported(d->actuator_force_step, d->actuator_force_step + m->nu);
+    for (int i = 0; i < m->nu; ++i) {
+      if (HeldAtBound(m, d, i)) reference[i] = reported[i];  // ForceLimitedServosHeld
     }
-  }
+    EXPECT_LE(RelDiff(reported, reference), 1e-8) << name;
+
+    // joint space: the moments times the reference
+    std::vector<double> joint(m->nv, 0.0);
+    for (int i = 0; i < m->nu; ++i) {
+      for (int j = 0; j < m->nv; ++j) {
+        joint[j] += start->actuator_moment[i * m->nv + j] * reference[i];
+      }
+    }
+    std::vector<double> reported_joint(d->qfrc_actuator_step, d->qfrc_actuator_step + m->nv);
+    EXPECT_LE(RelDiff(reported_joint, joint), 1e-8) << name;
+  });
 }
 
 // Catches: an applied force beyond forcerange under the flag (no hold, or a hold at the wrong
@@ -288,12 +291,8 @@ TEST_F(ImplicitPosStepForce, ForceLimitedServosHeldAtTheirRange) {
           beyond += f < -l.range || f > l.range;
           held += HeldAtBound(m, d.get(), i) && std::abs(start->actuator_force[i]) < l.range;
         }
-        std::vector<double> change = MomentumChange(m, start.get(), d.get());
-        std::vector<double> reported(m->nv);
-        for (int i = 0; i < m->nv; ++i) {
-          reported[i] = d->qfrc_smooth_step[i] + d->qfrc_constraint[i];
-        }
-        ASSERT_LE(RelDiff(reported, change), 1e-10)
+        ASSERT_LE(RelDiff(ReportedForce(m, d.get()), MomentumChange(m, start.get(), d.get())),
+                  1e-10)
             << l.name << ", mode " << mode << ", step " << t;
       }
       if (mode == 0) {
