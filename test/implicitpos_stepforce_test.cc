@@ -61,6 +61,9 @@ std::vector<Model> Models() {
   models.push_back({"hinge spring",
                     LoadModelOrFail(OneHingeSpringXml(kInertia, 1e5, 1, 0.005))});
   models.push_back({"arm7", LoadModelOrFail(ChainXml(7, 2e3, 20, 0.005))});
+  // nu = nv = 8: each new mjData array ends on a 64-byte boundary, so an index one past its end
+  // is the next array's first element (or past the buffer)
+  models.push_back({"chain8", LoadModelOrFail(ChainXml(8, 2e3, 20, 0.005))});
   models.push_back({"gear/tendon arm", LoadModelOrFail(GearTendonArmXml(2e3, 20, 0.005))});
   std::string error;
   models.push_back({"servo humanoid", ModelPtr(LoadWithServos(kHumanoid, 2e3, 20, &error))});
@@ -73,6 +76,18 @@ std::vector<Model> Models() {
     m->actuator_gaintype[0] = mjGAIN_AFFINE;
     m->actuator_gainprm[2] = -5;
   }
+
+  // a muscle behind a servo (actuator 1, its activation act[0]), activated
+  models.push_back({"servo and muscle", LoadModelOrFail(
+      "<mujoco><option timestep=\"0.005\" integrator=\"implicit\"/><worldbody>\n"
+      "  <body><joint name=\"a\" axis=\"0 1 0\" armature=\"0.01\"/>"
+      "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/>\n"
+      "    <body pos=\".2 0 0\"><joint name=\"b\" axis=\"0 1 0\" armature=\"0.01\"/>"
+      "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/></body></body>\n"
+      "</worldbody><actuator>\n"
+      "  <general joint=\"a\" gainprm=\"2000\" biastype=\"affine\" biasprm=\"0 -2000 -20\"/>\n"
+      "  <muscle joint=\"b\" lengthrange=\"-1 1\"/>\n"
+      "</actuator></mujoco>")});
 
   // every transmission and force class of the scope tests, in K or not (spatial tendon, site,
   // body, ball and free joints, muscle, clamped, non-restoring, motor, springs)
@@ -99,6 +114,7 @@ void SetMoving(const mjModel* m, mjData* d) {
   int first = m->nq > m->nv ? 6 : 0;  // a free root keeps still
   for (int i = first; i < m->nv; ++i) d->qvel[i] = 0.5 * std::sin(1.7 * i + 0.4);
   if (m->nu == 1 && m->nv == 1) d->ctrl[0] = 1;  // one hinge: a unit step
+  for (int i = 0; i < m->na; ++i) d->act[i] = 0.4 + 0.1 * i;  // muscles active
   mj_forward(m, d);
 }
 
@@ -306,6 +322,24 @@ TEST_F(ImplicitPosStepForce, ForceLimitedServosHeldAtTheirRange) {
   EXPECT_GT(stock_beyond, 0);  // the humanoid and the fingers; the arm's damping pulls inward
 }
 
+// Catches: a velocity or position term reported for disabled actuators: with actuation disabled
+// (mjDSBL_ACTUATION) the step applies no actuator force, so both outputs are 0, and the smooth
+// force is the explicit one plus the passive and bias terms alone.
+TEST_F(ImplicitPosStepForce, DisabledActuationAppliesNoActuatorForce) {
+  ForEachStep([](const std::string& name, mjModel* m, const Integration& s, mjData* start,
+                 mjData*) {
+    m->opt.disableflags |= mjDSBL_ACTUATION;
+    DataPtr d(mj_makeData(m));
+    mj_copyData(d.get(), m, start);
+    mj_step(m, d.get());
+    m->opt.disableflags &= ~mjDSBL_ACTUATION;
+    for (int i = 0; i < m->nu; ++i) EXPECT_EQ(d->actuator_force_step[i], 0) << name;
+    for (int i = 0; i < m->nv; ++i) EXPECT_EQ(d->qfrc_actuator_step[i], 0) << name;
+    EXPECT_LE(RelDiff(ReportedForce(m, d.get()), MomentumChange(m, start, d.get())), 1e-10)
+        << name;
+  });
+}
+
 // Catches: RK4 reporting a stage's force other than the first (mj_forwardSkip overwrites
 // actuator_force at each stage), or leaving the outputs of an earlier step.
 TEST_F(ImplicitPosStepForce, RungeKuttaReportsTheStartOfTheStep) {
@@ -345,7 +379,8 @@ TEST_F(ImplicitPosStepForce, OneHingeServoAboveTheCap) {
   EXPECT_GT(d->actuator_force[0] / d->actuator_force_step[0], 100);
 }
 
-// Catches: mj_resetData leaving the last step's outputs.
+// Catches: mj_resetData leaving the last step's outputs, or the outputs left to the buffer's fill
+// (mj_resetDataDebug fills it with a byte before the reset sets each array).
 TEST_F(ImplicitPosStepForce, ResetClearsTheOutputs) {
   ModelPtr m = LoadModelOrFail(GearTendonArmXml(2e3, 20, 0.005));
   ASSERT_NE(m, nullptr);
@@ -353,7 +388,7 @@ TEST_F(ImplicitPosStepForce, ResetClearsTheOutputs) {
   SetMoving(m.get(), d.get());
   mj_step(m.get(), d.get());
   ASSERT_NE(d->actuator_force_step[0], 0);
-  mj_resetData(m.get(), d.get());
+  mj_resetDataDebug(m.get(), d.get(), 'a');
   for (int i = 0; i < m->nu; ++i) EXPECT_EQ(d->actuator_force_step[i], 0);
   for (int i = 0; i < m->nv; ++i) {
     EXPECT_EQ(d->qfrc_actuator_step[i], 0);
