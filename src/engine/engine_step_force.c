@@ -137,22 +137,16 @@ void mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
 
 
 
-// 1 if actuator i can be held at its forcerange by mj_stepForceLimit: force-limited, on a hinge or
-// slide joint or on a fixed tendon in the scope of K (one chain: m'm on the D pattern)
-static int limitable(const mjModel* m, const mjData* d, int i) {
-  if (!m->actuator_forcelimited[i] || mjDISABLED(mjDSBL_ACTUATION)) {
-    return 0;
-  }
-  if (momentDof(m, i) >= 0) {
-    return 1;
-  }
-  return m->actuator_trntype[i]==mjTRN_TENDON &&
-         d->ten_posscope[m->actuator_trnid[2*i]]==mjPOSSCOPE_RESTORING;
+// 1 if actuator i can be held at its forcerange by mj_stepForceLimit: force-limited and in K
+// (kact[i] > 0: an actuator outside K, one clamped at the step's start among them, is stock's)
+static int limitable(const mjModel* m, int i, const mjtNum* kact) {
+  return m->actuator_forcelimited[i] && kact[i] > 0;
 }
 
 
 
-// add coef * m'm to the D-sparse mat, m the moment of actuator i (limitable)
+// add coef * m'm to the D-sparse mat, m the moment of actuator i (limitable: in K, so its
+// moment is on one hinge or slide or on a fixed tendon along one chain)
 static void addOuter(const mjModel* m, const mjData* d, mjtNum* mat, int i, mjtNum coef) {
   const mjtNum* moment = d->actuator_moment + i*m->nv;
   int dof = momentDof(m, i), id = m->actuator_trnid[2*i];
@@ -176,10 +170,11 @@ static void addOuter(const mjModel* m, const mjData* d, mjtNum* mat, int i, mjtN
 
 // 1 if an actuator that is not held yet (isheld NULL: none is) can be held and its applied force
 // is beyond its forcerange; with held, the bound it crossed is marked held
-static int crossing(const mjModel* m, const mjData* d, int* isheld, mjtNum* held) {
+static int crossing(const mjModel* m, const mjData* d, const mjtNum* kact, int* isheld,
+                    mjtNum* held) {
   int any = 0;
   for (int i=0; i<m->nu; i++) {
-    if ((isheld && isheld[i]) || !limitable(m, d, i)) {
+    if ((isheld && isheld[i]) || !limitable(m, i, kact)) {
       continue;
     }
     mjtNum f = d->actuator_force_step[i];
@@ -206,7 +201,7 @@ void mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
   mjtNum h = m->opt.timestep;
 
   // none crosses: nothing to do
-  if (!crossing(m, d, NULL, NULL)) {
+  if (!kact || !crossing(m, d, kact, NULL, NULL)) {
     return;
   }
 
@@ -221,7 +216,7 @@ void mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
   }
 
   // each pass holds the actuators that cross, at most nu passes
-  while (crossing(m, d, isheld, held)) {
+  while (crossing(m, d, kact, isheld, held)) {
     // the step's matrix and right side (mj_implicitSkip), with K (in scratch, qLU is kept)
     mj_setMSparse(m, d, mat, d->D_rownnz, d->D_rowadr, d->D_colind);
     mju_addToScl(mat, d->qDeriv, -h, m->nD);

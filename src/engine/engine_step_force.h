@@ -42,8 +42,8 @@ void mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
 // mjENBL_IMPLICITPOS within forcerange: an actuator whose applied force (mj_stepForceImplicit)
 // is beyond its forcerange is held at the bound it crossed, with its velocity slope and its term
 // of K out of the step's matrix, and the step is solved again into qacc, until no other crosses.
-// Only actuators on a hinge or slide joint or on a fixed tendon in the scope of K (m'm on the
-// pattern of M) are held. The matrix is factored in scratch: d->qLU is kept.
+// Only actuators in K are held (kact > 0): one outside it, one clamped at the step's start among
+// them, is left as stock's step has it. The matrix is factored in scratch: d->qLU is kept.
 void mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
                        const mjtNum* kact, const mjtNum* kspring);
 
