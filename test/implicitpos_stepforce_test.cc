@@ -343,6 +343,38 @@ TEST_F(ImplicitPosStepForce, DisabledActuationAppliesNoActuatorForce) {
   });
 }
 
+// Catches: a hold at the wrong bound, or none. One heavy hinge (I 10) with a servo (kp 1e4,
+// forcerange +-100) a little off its target (explicit force +-70, inside the range, so in K) and
+// moving away from it: its term of K, kp h v+, carries the linearised force past the bound on
+// its own side, and the flag holds it there, +100 above and -100 below. Stock's step has no such
+// term and stays inside.
+TEST_F(ImplicitPosStepForce, HeldAtTheBoundItCrosses) {
+  ModelPtr m = LoadModelOrFail(OneHingeXml(10, 1e4, 1, 0.005));
+  ASSERT_NE(m, nullptr);
+  m->actuator_forcelimited[0] = 1;
+  m->actuator_forcerange[0] = -100;
+  m->actuator_forcerange[1] = 100;
+  for (double side : {1.0, -1.0}) {
+    for (bool flag : {false, true}) {
+      SetEnable(m.get(), mjENBL_IMPLICITPOS, flag);
+      DataPtr start(mj_makeData(m.get())), d(mj_makeData(m.get()));
+      start->ctrl[0] = side * 0.005;
+      start->qvel[0] = -side * 20;
+      mj_forward(m.get(), start.get());
+      ASSERT_LT(std::abs(start->actuator_force[0]), 100);
+      mj_copyData(d.get(), m.get(), start.get());
+      mj_step(m.get(), d.get());
+      if (flag) {
+        EXPECT_EQ(d->actuator_force_step[0], side * 100) << "side " << side;
+      } else {
+        EXPECT_LT(std::abs(d->actuator_force_step[0]), 100) << "side " << side;
+      }
+      EXPECT_LE(RelDiff(ReportedForce(m.get(), d.get()), MomentumChange(m.get(), start.get(),
+                                                                        d.get())), 1e-10);
+    }
+  }
+}
+
 // Catches: RK4 reporting a stage's force other than the first (mj_forwardSkip overwrites
 // actuator_force at each stage), or leaving the outputs of an earlier step.
 TEST_F(ImplicitPosStepForce, RungeKuttaReportsTheStartOfTheStep) {
