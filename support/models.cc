@@ -426,7 +426,8 @@ double Median(std::vector<double> x) {
 }
 
 bool BitIdentical(const std::vector<mjtNum>& a, const std::vector<mjtNum>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(mjtNum)) == 0;
+  if (a.size() != b.size()) return false;
+  return a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(mjtNum)) == 0;
 }
 
 }  // namespace mjpos
