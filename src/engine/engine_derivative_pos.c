@@ -121,6 +121,34 @@ static void addD(const mjData* d, mjtNum* matD, int r, int c, mjtNum val) {
 
 
 
+// add scl*(k*moment)'*moment of actuator i to the D-sparse matD: one diagonal element for a
+// joint transmission, the dense block of a fixed tendon's dofs (one chain, in the pattern of M)
+void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,
+                         mjtNum scl, mjtNum k) {
+  const mjtNum* moment = d->actuator_moment + i*m->nv;
+  int id = m->actuator_trnid[2*i];
+
+  // joint transmission: one diagonal element
+  if (m->actuator_trntype[i]!=mjTRN_TENDON) {
+    int dof = m->jnt_dofadr[id];
+    addD(d, matD, dof, dof, scl * (k * moment[dof] * moment[dof]));
+    return;
+  }
+
+  // fixed tendon: the dense block on its dofs
+  int adr = m->tendon_adr[id], num = m->tendon_num[id];
+  for (int a=adr; a<adr+num; a++) {
+    int da = m->jnt_dofadr[m->wrap_objid[a]];
+    mjtNum km = k * moment[da];
+    for (int b=adr; b<adr+num; b++) {
+      int db = m->jnt_dofadr[m->wrap_objid[b]];
+      addD(d, matD, da, db, scl * (km * moment[db]));
+    }
+  }
+}
+
+
+
 // the controls as mj_fwdActuation checks them, found on first use in a pass over the actuators
 typedef enum {
   CTRL_UNCHECKED = -1,            // not yet checked
@@ -835,18 +863,12 @@ static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
     }
 
     // fixed tendon: dense block on the chain's dofs, all within the D pattern
-    for (int a=adr; a<adr+num; a++) {
+    for (int a=adr; a<adr+num && vec; a++) {
       int da = m->jnt_dofadr[m->wrap_objid[a]];
-      mjtNum km = -slope * moment[da];
-      if (vec) {
-        vec[da] += sclKv * (km * mv);
-      }
-      if (matD) {
-        for (int b=adr; b<adr+num; b++) {
-          int db = m->jnt_dofadr[m->wrap_objid[b]];
-          addD(d, matD, da, db, sclK * (km * moment[db]));
-        }
-      }
+      vec[da] += sclKv * ((-slope * moment[da]) * mv);
+    }
+    if (matD) {
+      mjd_addActuatorTerm(m, d, matD, i, sclK, -slope);
     }
   }
 }
@@ -910,7 +932,7 @@ static void mjd_dof_terms(const mjModel* m, const mjtNum* slope, const mjtNum* w
     }
   }
   for (int j=0; j<m->njnt && kspring && !mjDISABLED(mjDSBL_PASSIVE); j++) {
-    if (jointPosScope(m, j)==mjPOSSCOPE_RESTORING) {
+    if (m->jnt_stiffness[j] && jointPosScope(m, j)==mjPOSSCOPE_RESTORING) {
       int dof = m->jnt_dofadr[j];
       kspring[dof] = wdof[dof] * m->jnt_stiffness[j];
     }

@@ -41,6 +41,11 @@ MJAPI void mjd_implicitPos(const mjModel* m, mjData* d,
 void mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
                          mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring);
 
+// add scl*(k*moment)'*moment of actuator i to matD (D sparsity); its moment is on one hinge or
+// slide dof, or on a fixed tendon whose dofs lie along one chain (the actuators K has terms for)
+void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,
+                         mjtNum scl, mjtNum k);
+
 // scope of mjENBL_IMPLICITPOS for one actuator, joint spring or tendon: when each case applies
 // (why: mjd_posScopeReason)
 typedef enum mjtPosScope_ {

@@ -35,13 +35,16 @@ void mj_stepForceEuler(const mjModel* m, mjData* d, const mjtNum* qacc);
 //   actuator_force_step = actuator_force + dfdv*(moment*(v+ - v)) - kact*h*(moment*v+)
 //   qfrc_smooth_step    = qfrc_smooth + h*qDeriv*qacc - h*K*v+
 // except for an actuator held at a bound (isheld[i], NULL for none), whose force is held[i].
-void mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
+// Returns 1 if an actuator in K (kact > 0) that is not held and is force-limited applied a force
+// beyond its forcerange: mj_stepForceLimit then holds it.
+int mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
                           const mjtNum* kact, const mjtNum* kspring, const int* isheld,
                           const mjtNum* held);
 
-// mjENBL_IMPLICITPOS within forcerange: an actuator whose applied force (mj_stepForceImplicit)
-// is beyond its forcerange is held at the bound it crossed, with its velocity slope and its term
-// of K out of the step's matrix, and the step is solved again into qacc, until no other crosses.
+// mjENBL_IMPLICITPOS within forcerange, when mj_stepForceImplicit returned 1: an actuator whose
+// applied force is beyond its forcerange is held at the bound it crossed, with its velocity slope
+// and its term of K out of the step's matrix, and the step is solved again into qacc, until no
+// other crosses.
 // Only actuators in K are held (kact > 0): one outside it, one clamped at the step's start among
 // them, is left as stock's step has it. The matrix is factored in scratch: d->qLU is kept.
 void mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
