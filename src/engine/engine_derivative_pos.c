@@ -132,17 +132,18 @@ void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,
   if (m->actuator_trntype[i]!=mjTRN_TENDON) {
     int dof = m->jnt_dofadr[id];
     addD(d, matD, dof, dof, scl * (k * moment[dof] * moment[dof]));
-    return;
   }
 
   // fixed tendon: the dense block on its dofs
-  int adr = m->tendon_adr[id], num = m->tendon_num[id];
-  for (int a=adr; a<adr+num; a++) {
-    int da = m->jnt_dofadr[m->wrap_objid[a]];
-    mjtNum km = k * moment[da];
-    for (int b=adr; b<adr+num; b++) {
-      int db = m->jnt_dofadr[m->wrap_objid[b]];
-      addD(d, matD, da, db, scl * (km * moment[db]));
+  else {
+    int adr = m->tendon_adr[id], num = m->tendon_num[id];
+    for (int a=adr; a<adr+num; a++) {
+      int da = m->jnt_dofadr[m->wrap_objid[a]];
+      mjtNum km = k * moment[da];
+      for (int b=adr; b<adr+num; b++) {
+        int db = m->jnt_dofadr[m->wrap_objid[b]];
+        addD(d, matD, da, db, scl * (km * moment[db]));
+      }
     }
   }
 }
