@@ -138,6 +138,9 @@ std::vector<Subject> ConformanceSubjects(const std::string& model_dir) {
     s.push_back(FromXml("chain4 kp=" + Sci(kp), ChainXml(4, kp, 1.0, 5e-3)));
     s.push_back(FromXml("gear/tendon arm kp=" + Sci(kp), GearTendonArmXml(kp, 1.0, 5e-3)));
   }
+  for (double k : {1e2, 1e4, 1e6}) {
+    s.push_back(FromXml("ball rope k=" + Sci(k), BallRopeXml(8, k, 0.001, 5e-3)));
+  }
   std::string path = model_dir + "/humanoid/humanoid.xml";
   for (double kp : {1e2, 1e4, 1e6}) {
     std::string error;

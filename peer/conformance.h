@@ -38,8 +38,9 @@ struct Subject {
 };
 
 // The conformance models: one hinge servo over a kp grid and joint stiffness alone (h = 5 and
-// 2 ms), the 4-link chain and the gear/tendon arm over kp, the servo humanoid with contact,
-// joint limits and equality constraints disabled. model_dir: MuJoCo's model/ directory.
+// 2 ms), the 4-link chain and the gear/tendon arm over kp, a rope of 8 ball joints with stiffness,
+// the servo humanoid with contact, joint limits and equality constraints disabled. model_dir:
+// MuJoCo's model/ directory.
 std::vector<Subject> ConformanceSubjects(const std::string& model_dir);
 
 // Velocities after one step from the same state, on each side, and the dense references.

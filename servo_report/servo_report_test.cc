@@ -373,8 +373,8 @@ TEST_F(ServoReportTest, ExcludedTransmissionsCarryTheirReason) {
   EXPECT_NEAR(report.rows[4].kp, 10, 1e-12);
 }
 
-// Catches: a ball-joint spring reported as covered by the flag.
-TEST_F(ServoReportTest, BallJointSpringIsExcluded) {
+// Catches: a ball-joint spring reported as left out of K, which takes it (mjd_jointPosScope).
+TEST_F(ServoReportTest, BallJointSpringIsInScope) {
   ModelPtr model = LoadModelOrFail(R"(
 <mujoco>
   <worldbody>
@@ -386,8 +386,8 @@ TEST_F(ServoReportTest, BallJointSpringIsExcluded) {
   ASSERT_NE(m, nullptr);
   ServoReport report = Analyze(m);
   ASSERT_EQ(report.rows.size(), 2u);
-  EXPECT_EQ(report.rows[0].scope_name, "TRANSMISSION");
-  EXPECT_FALSE(report.rows[0].in_scope);
+  EXPECT_EQ(report.rows[0].scope_name, "RESTORING");
+  EXPECT_TRUE(report.rows[0].in_scope);
   EXPECT_EQ(report.rows[1].scope_name, "RESTORING");
   EXPECT_TRUE(report.rows[1].in_scope);
 }

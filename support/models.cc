@@ -122,6 +122,31 @@ std::string ChainXml(int n, double kp, double kv, double h, const std::string& i
   return xml.str();
 }
 
+std::string BallRopeXml(int n, double stiffness, double damping, double h,
+                        const std::string& integrator) {
+  std::ostringstream xml;
+  xml << Header(h, integrator)
+      << "  <option><flag contact=\"disable\"/></option>\n"
+      << "  <default>\n"
+      << "    <joint type=\"ball\" stiffness=\"" << Num(stiffness) << "\" damping=\""
+      << Num(damping) << "\"/>\n"
+      << "    <geom type=\"capsule\" size=\"0.01\" fromto=\"0 0 0 0.1 0 0\"/>\n"
+      << "  </default>\n"
+      << "  <worldbody>\n";
+  std::string indent = "    ";
+  for (int i = 0; i < n; ++i) {
+    xml << indent << "<body pos=\"" << (i ? "0.1" : "0") << " 0 0\"><joint name=\"b" << i
+        << "\"/><geom/>\n";
+    indent += "  ";
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    indent.resize(indent.size() - 2);
+    xml << indent << "</body>\n";
+  }
+  xml << "  </worldbody>\n</mujoco>\n";
+  return xml.str();
+}
+
 std::string GearTendonArmXml(double kp, double kv, double h, const std::string& integrator) {
   std::string servo = "gainprm=\"" + Num(kp) + "\" biastype=\"affine\" biasprm=\"0 " +
                       Num(-kp) + " " + Num(-kv) + "\"";
@@ -282,7 +307,11 @@ std::vector<ScopeConfiguration> ScopeConfigurations(double gain, double stiffnes
       {"ball_joint_stiffness",
        "    <body><joint name=\"ball\" type=\"ball\" " + spring + " armature=\"0.01\"/>"
        "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/></body>\n",
-       "", false},
+       "", true},
+      {"free_joint_stiffness",
+       "    <body><joint name=\"free\" type=\"free\" " + spring + " armature=\"0.01\"/>"
+       "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/></body>\n",
+       "", true},
       {"hinge_stiffness",
        "    <body><joint name=\"h\" axis=\"0 1 0\" " + spring + " armature=\"0.01\"/>"
        "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/></body>\n",

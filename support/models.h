@@ -55,6 +55,12 @@ std::string OneHingeSpringXml(double inertia, double stiffness, double damping, 
 std::string ChainXml(int n, double kp, double kv, double h,
                      const std::string& integrator = "implicit");
 
+// A rope of n capsule links (0.1 m, 10 mm radius), each on a ball joint with stiffness
+// `stiffness` and damping `damping`, held horizontal at one end and bent by gravity (contact off):
+// the scope test of ball-joint springs.
+std::string BallRopeXml(int n, double stiffness, double damping, double h,
+                        const std::string& integrator = "implicit");
+
 // Three hinge links (gravity on, contact off) with joint stiffness and damping, servos on j0
 // (gear 1) and j1 (gear 2), and a servo on a fixed tendon over j1 and j2 (coefficients 1 and
 // -0.5): the arm of the peer suite, every in-scope term of K at once.
@@ -75,9 +81,9 @@ std::string LeggedXml(double kp, double kv, double h, const std::string& integra
 // The scope test's configurations, one force class or transmission each: a servo of gain `gain`
 // (kv 1) on a joint, fixed tendons on one chain and across branches, a spatial tendon, a site, a
 // body (adhesion), ball and free joints, a muscle, a clamped forcerange, a non-restoring slope, a
-// motor, and joint stiffness `stiffness` on a ball joint and on a hinge. changes: whether
-// mjENBL_IMPLICITPOS may change the trajectory (in scope); the rules are those of
-// mjd_actuatorPosScope.
+// motor, and joint stiffness `stiffness` on a ball joint, a free joint and a hinge. changes:
+// whether mjENBL_IMPLICITPOS may change the trajectory (in scope); the rules are those of
+// mjd_actuatorPosScope and mjd_jointPosScope.
 struct ScopeConfiguration {
   std::string name;
   std::string xml;

@@ -516,14 +516,17 @@ TEST_F(ImplicitPosGuardSlope, StiffnessBoundIsInclusive) {
 }
 
 // Catches: a spring scope that differs from the springs mjd_implicitPos takes into K (the servo
-// report asks mjd_jointPosScope): each verdict, and K's diagonal for each joint, agree.
+// report asks mjd_jointPosScope): each verdict, and K's diagonal on every dof of each joint
+// (hinge, slide, ball, free), agree.
 TEST_F(ImplicitPosGuardSlope, JointScopeIsTheSpringsInK) {
   ModelPtr m = LoadModelOrFail(
       "<mujoco><option timestep=\"0.005\"/><worldbody><body><joint name=\"h\"/>"
       "<geom size=\".1\"/><body pos=\".3 0 0\"><joint type=\"slide\"/><geom size=\".1\"/>"
-      "<body pos=\".3 0 0\"><joint type=\"ball\" stiffness=\"50\"/><geom size=\".1\"/>"
-      "</body></body></body></worldbody></mujoco>");
+      "<body pos=\".3 0 0\"><joint type=\"ball\"/><geom size=\".1\"/>"
+      "</body></body></body><body pos=\"0 1 0\"><joint type=\"free\"/><geom size=\".1\"/>"
+      "</body></worldbody></mujoco>");
   ASSERT_NE(m, nullptr);
+  ASSERT_EQ(m->njnt, 4);
   const double h = m->opt.timestep, bound = StiffnessAtTheBound(h);
   ASSERT_GT(bound, 0);
   DataPtr d(mj_makeData(m.get()));
@@ -536,18 +539,22 @@ TEST_F(ImplicitPosGuardSlope, JointScopeIsTheSpringsInK) {
                  Case{-3, mjPOSSCOPE_NONRESTORING}, Case{kInf, mjPOSSCOPE_NONRESTORING},
                  Case{kNaN, mjPOSSCOPE_NONRESTORING}, Case{bound, mjPOSSCOPE_RESTORING},
                  Case{std::nextafter(bound, kInf), mjPOSSCOPE_NONRESTORING}}) {
-    for (int j : {0, 1}) {
+    for (int j = 0; j < m->njnt; ++j) {
       m->jnt_stiffness[j] = c.k;
       EXPECT_EQ(mjd_jointPosScope(m.get(), j), c.scope) << "joint " << j << " k " << c.k;
       std::vector<double> k, kv;
       EngineK(m.get(), d.get(), &k, &kv);
-      int dof = m->jnt_dofadr[j];
-      EXPECT_EQ(k[dof * m->nv + dof], c.scope == mjPOSSCOPE_RESTORING ? c.k : 0) << c.k;
+      int end = j + 1 < m->njnt ? m->jnt_dofadr[j + 1] : m->nv;
+      for (int dof = 0; dof < m->nv; ++dof) {
+        bool mine = dof >= m->jnt_dofadr[j] && dof < end;
+        EXPECT_EQ(k[dof * m->nv + dof], mine && c.scope == mjPOSSCOPE_RESTORING ? c.k : 0)
+            << "joint " << j << " dof " << dof << " k " << c.k;
+      }
       m->jnt_stiffness[j] = 0;
     }
   }
-  EXPECT_EQ(mjd_jointPosScope(m.get(), 2), mjPOSSCOPE_TRANSMISSION);
   m->jnt_stiffness[0] = 40;
+  m->jnt_stiffness[2] = 40;
   m->opt.disableflags |= mjDSBL_PASSIVE;
   EXPECT_EQ(mjd_jointPosScope(m.get(), 0), mjPOSSCOPE_DISABLED);
   EXPECT_EQ(mjd_jointPosScope(m.get(), 2), mjPOSSCOPE_DISABLED);

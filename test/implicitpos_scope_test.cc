@@ -93,6 +93,7 @@ std::vector<ScopeCase> Cases() {
       {"non_restoring", mjPOSSCOPE_NONRESTORING},
       {"motor", mjPOSSCOPE_ZERO},
       {"ball_joint_stiffness", -1},
+      {"free_joint_stiffness", -1},
       {"hinge_stiffness", -1},
   };
   std::vector<ScopeCase> cases;

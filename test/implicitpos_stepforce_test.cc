@@ -271,7 +271,7 @@ TEST_F(ImplicitPosStepForce, ForceLimitedServosHeldAtTheirRange) {
   struct Limited {
     std::string name;
     ModelPtr m;
-    double range;  // +-range on every actuator
+    double range;  // actuator i: +-range (1 + (i % 3) / 10), each its own
   };
   std::vector<Limited> models;
   std::string error;
@@ -284,10 +284,12 @@ TEST_F(ImplicitPosStepForce, ForceLimitedServosHeldAtTheirRange) {
     ASSERT_NE(m, nullptr) << l.name << error;
     m->opt.timestep = 0.005;
     m->opt.integrator = mjINT_IMPLICIT;
+    std::vector<double> range(m->nu);
     for (int i = 0; i < m->nu; ++i) {
+      range[i] = l.range * (1 + (i % 3) / 10.0);
       m->actuator_forcelimited[i] = 1;
-      m->actuator_forcerange[2 * i] = -l.range;
-      m->actuator_forcerange[2 * i + 1] = l.range;
+      m->actuator_forcerange[2 * i] = -range[i];
+      m->actuator_forcerange[2 * i + 1] = range[i];
     }
     for (int mode = 0; mode < 3; ++mode) {  // flag off, flag, weighted
       SetEnable(m, mjENBL_IMPLICITPOS, mode > 0);
@@ -295,7 +297,7 @@ TEST_F(ImplicitPosStepForce, ForceLimitedServosHeldAtTheirRange) {
       DataPtr d(mj_makeData(m)), start(mj_makeData(m));
       SetMoving(m, d.get());
       std::vector<double> hold(d->ctrl, d->ctrl + m->nu);
-      int beyond = 0, held = 0;
+      int beyond = 0, held = 0, clamped_held = 0;
       for (int t = 0; t < 200; ++t) {
         for (int i = 0; i < m->nu; ++i) {
           d->ctrl[i] = hold[i] + 0.3 * std::sin(2 * M_PI * d->time + 0.7 * i);
@@ -306,9 +308,10 @@ TEST_F(ImplicitPosStepForce, ForceLimitedServosHeldAtTheirRange) {
         for (int i = 0; i < m->nu; ++i) {
           // with the flag, an actuator clamped at the start is out of K and left as stock's
           double f = d->actuator_force_step[i];
-          bool inside = std::abs(start->actuator_force[i]) < l.range;
-          beyond += (mode == 0 || inside) && (f < -l.range || f > l.range);
-          held += HeldAtBound(m, d.get(), i) && std::abs(start->actuator_force[i]) < l.range;
+          bool inside = std::abs(start->actuator_force[i]) < range[i];
+          beyond += (mode == 0 || inside) && (f < -range[i] || f > range[i]);
+          held += HeldAtBound(m, d.get(), i) && inside;
+          clamped_held += HeldAtBound(m, d.get(), i) && !inside;
         }
         ASSERT_LE(RelDiff(ReportedForce(m, d.get()), MomentumChange(m, start.get(), d.get())),
                   1e-10)
@@ -320,6 +323,7 @@ TEST_F(ImplicitPosStepForce, ForceLimitedServosHeldAtTheirRange) {
         EXPECT_EQ(beyond, 0) << l.name << ", mode " << mode;
       }
       if (mode == 1) EXPECT_GT(held, 0) << l.name;
+      EXPECT_EQ(clamped_held, 0) << l.name << ", mode " << mode;
     }
   }
   EXPECT_GT(stock_beyond, 0);  // the humanoid and the fingers; the arm's damping pulls inward
@@ -347,31 +351,66 @@ TEST_F(ImplicitPosStepForce, DisabledActuationAppliesNoActuatorForce) {
 // forcerange +-100) a little off its target (explicit force +-70, inside the range, so in K) and
 // moving away from it: its term of K, kp h v+, carries the linearised force past the bound on
 // its own side, and the flag holds it there, +100 above and -100 below. Stock's step has no such
-// term and stays inside.
+// term and stays inside. With gear 1.5 too, where the held term's moment is not its square.
 TEST_F(ImplicitPosStepForce, HeldAtTheBoundItCrosses) {
   ModelPtr m = LoadModelOrFail(OneHingeXml(10, 1e4, 1, 0.005));
   ASSERT_NE(m, nullptr);
   m->actuator_forcelimited[0] = 1;
   m->actuator_forcerange[0] = -100;
   m->actuator_forcerange[1] = 100;
-  for (double side : {1.0, -1.0}) {
-    for (bool flag : {false, true}) {
-      SetEnable(m.get(), mjENBL_IMPLICITPOS, flag);
-      DataPtr start(mj_makeData(m.get())), d(mj_makeData(m.get()));
-      start->ctrl[0] = side * 0.005;
-      start->qvel[0] = -side * 20;
-      mj_forward(m.get(), start.get());
-      ASSERT_LT(std::abs(start->actuator_force[0]), 100);
-      mj_copyData(d.get(), m.get(), start.get());
-      mj_step(m.get(), d.get());
-      if (flag) {
-        EXPECT_EQ(d->actuator_force_step[0], side * 100) << "side " << side;
-      } else {
-        EXPECT_LT(std::abs(d->actuator_force_step[0]), 100) << "side " << side;
+  for (double gear : {1.0, 1.5}) {
+    m->actuator_gear[0] = gear;
+    for (double side : {1.0, -1.0}) {
+      for (bool flag : {false, true}) {
+        SetEnable(m.get(), mjENBL_IMPLICITPOS, flag);
+        DataPtr start(mj_makeData(m.get())), d(mj_makeData(m.get()));
+        start->ctrl[0] = side * 0.005;
+        start->qvel[0] = -side * 20;
+        mj_forward(m.get(), start.get());
+        ASSERT_LT(std::abs(start->actuator_force[0]), 100);
+        mj_copyData(d.get(), m.get(), start.get());
+        mj_step(m.get(), d.get());
+        if (flag) {
+          EXPECT_EQ(d->actuator_force_step[0], side * 100) << "gear " << gear << " side " << side;
+        } else {
+          EXPECT_LT(std::abs(d->actuator_force_step[0]), 100) << "gear " << gear << " side "
+                                                               << side;
+        }
+        EXPECT_LE(RelDiff(ReportedForce(m.get(), d.get()), MomentumChange(m.get(), start.get(),
+                                                                          d.get())), 1e-10);
       }
-      EXPECT_LE(RelDiff(ReportedForce(m.get(), d.get()), MomentumChange(m.get(), start.get(),
-                                                                        d.get())), 1e-10);
     }
+  }
+}
+
+// Catches: an actuator held that does not cross its own range (the range of another read for
+// it). Two servos on one hinge (I 10): the first crosses as in HeldAtTheBoundItCrosses, the
+// second (kp 10, in K) stays far inside its +-1e6. Whether the second is force-limited then
+// changes nothing, bit for bit, and the first is held at its bound either way.
+TEST_F(ImplicitPosStepForce, HoldsOnlyTheActuatorThatCrosses) {
+  ModelPtr m = LoadModelOrFail(
+      "<mujoco><option timestep=\"0.005\" integrator=\"implicit\"/><worldbody><body>"
+      "<joint name=\"hinge\" axis=\"0 1 0\" armature=\"10\"/><geom size=\".01\" mass=\"1e-6\"/>"
+      "</body></worldbody><actuator>"
+      "<general joint=\"hinge\" gainprm=\"1e4\" biastype=\"affine\" biasprm=\"0 -1e4 -1\" "
+      "forcelimited=\"true\" forcerange=\"-100 100\"/>"
+      "<general joint=\"hinge\" gainprm=\"10\" biastype=\"affine\" biasprm=\"0 -10 -1\" "
+      "forcelimited=\"false\" forcerange=\"-1e6 1e6\"/></actuator></mujoco>");
+  ASSERT_NE(m, nullptr);
+  SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+  for (double side : {1.0, -1.0}) {
+    std::vector<double> force[2];
+    for (int limited : {0, 1}) {
+      m->actuator_forcelimited[1] = limited;
+      DataPtr d(mj_makeData(m.get()));
+      d->ctrl[0] = d->ctrl[1] = side * 0.005;
+      d->qvel[0] = -side * 20;
+      mj_step(m.get(), d.get());
+      EXPECT_EQ(d->actuator_force_step[0], side * 100) << "side " << side;
+      force[limited].assign(d->actuator_force_step, d->actuator_force_step + m->nu);
+      force[limited].push_back(d->qvel[0]);
+    }
+    EXPECT_TRUE(BitIdentical(force[0], force[1])) << "side " << side;
   }
 }
 

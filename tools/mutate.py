@@ -50,6 +50,7 @@ TEST_ORDER = [
     ("implicitpos_test", "test"),
     ("implicitpos_guard_test", "test"),
     ("implicitpos_k_test", "test"),
+    ("implicitpos_joints_test", "test"),
     ("inverse_discrete_test", "test"),
     ("implicitpos_xml_test", "test"),
     ("implicitpos_scope_test", "test"),

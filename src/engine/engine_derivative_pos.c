@@ -34,6 +34,13 @@ static int isScalar(const mjModel* m, int j) {
 
 
 
+// the number of dofs of joint j: 6 free, 3 ball, 1 hinge or slide
+static int jointDofs(const mjModel* m, int j) {
+  return m->jnt_type[j]==mjJNT_FREE ? 6 : m->jnt_type[j]==mjJNT_BALL ? 3 : 1;
+}
+
+
+
 // 1 if dof a is dof b or one of its ancestors
 static int isAncestor(const mjModel* m, int a, int b) {
   while (b > a) {
@@ -132,17 +139,18 @@ void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,
   if (m->actuator_trntype[i]!=mjTRN_TENDON) {
     int dof = m->jnt_dofadr[id];
     addD(d, matD, dof, dof, scl * (k * moment[dof] * moment[dof]));
-    return;
   }
 
   // fixed tendon: the dense block on its dofs
-  int adr = m->tendon_adr[id], num = m->tendon_num[id];
-  for (int a=adr; a<adr+num; a++) {
-    int da = m->jnt_dofadr[m->wrap_objid[a]];
-    mjtNum km = k * moment[da];
-    for (int b=adr; b<adr+num; b++) {
-      int db = m->jnt_dofadr[m->wrap_objid[b]];
-      addD(d, matD, da, db, scl * (km * moment[db]));
+  else {
+    int adr = m->tendon_adr[id], num = m->tendon_num[id];
+    for (int a=adr; a<adr+num; a++) {
+      int da = m->jnt_dofadr[m->wrap_objid[a]];
+      mjtNum km = k * moment[da];
+      for (int b=adr; b<adr+num; b++) {
+        int db = m->jnt_dofadr[m->wrap_objid[b]];
+        addD(d, matD, da, db, scl * (km * moment[db]));
+      }
     }
   }
 }
@@ -306,9 +314,6 @@ static int jointPosScope(const mjModel* m, int j) {
   mjtNum k = m->jnt_stiffness[j];
   if (mjDISABLED(mjDSBL_PASSIVE)) {
     return mjPOSSCOPE_DISABLED;
-  }
-  if (!isScalar(m, j)) {
-    return mjPOSSCOPE_TRANSMISSION;
   }
   if (k==0) {
     return mjPOSSCOPE_ZERO;
@@ -551,10 +556,10 @@ static int dofTerms(const mjModel* m, const mjData* d, ctrlState* controls, mjtN
 
   // springs and joint damping
   for (int j=0; j<m->njnt && !mjDISABLED(mjDSBL_PASSIVE); j++) {
-    if (isScalar(m, j)) {
-      int dof = m->jnt_dofadr[j];
+    int restoring = jointPosScope(m, j)==mjPOSSCOPE_RESTORING;
+    for (int dof=m->jnt_dofadr[j]; dof<m->jnt_dofadr[j]+jointDofs(m, j); dof++) {
       cdof[dof] += m->dof_damping[dof];
-      if (jointPosScope(m, j)==mjPOSSCOPE_RESTORING) {
+      if (restoring) {
         kdof[dof] += m->jnt_stiffness[j];
       }
     }
@@ -769,7 +774,8 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
 
 
 // accuracy weight under mjENBL_POSWEIGHT of the term of actuator id (objtype mjOBJ_ACTUATOR) or
-// of the dof of scalar joint id (mjOBJ_JOINT); 1 for a term outside the scope of K
+// of the dof of scalar joint id (mjOBJ_JOINT); 1 for a term outside the scope of K, and for a
+// ball or free joint (each of its dofs has its own weight)
 mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
   int nv = m->nv, nu = m->nu;
   ctrlState controls = CTRL_UNCHECKED;
@@ -876,7 +882,8 @@ static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
 
 
 // add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec for K = -d qfrc_passive / dq: the
-// stiffness of hinges and slides, diagonal; kspring (NULL for none): each spring's stiffness
+// stiffness of every joint, diagonal: exact for hinges, slides and a free joint's translation, the
+// small-angle term for rotations (ball, free); kspring (NULL for none): each spring's stiffness
 static void mjd_passive_pos(const mjModel* m, const mjData* d,
                             mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv,
                             mjtNum* kspring) {
@@ -884,16 +891,17 @@ static void mjd_passive_pos(const mjModel* m, const mjData* d,
     if (jointPosScope(m, j)!=mjPOSSCOPE_RESTORING) {
       continue;
     }
-    int dof = m->jnt_dofadr[j];
     mjtNum stiffness = m->jnt_stiffness[j];
-    if (kspring) {
-      kspring[dof] = stiffness;
-    }
-    if (matD) {
-      addD(d, matD, dof, dof, sclK * stiffness);
-    }
-    if (vec) {
-      vec[dof] += sclKv * (stiffness * d->qvel[dof]);
+    for (int dof=m->jnt_dofadr[j]; dof<m->jnt_dofadr[j]+jointDofs(m, j); dof++) {
+      if (kspring) {
+        kspring[dof] = stiffness;
+      }
+      if (matD) {
+        addD(d, matD, dof, dof, sclK * stiffness);
+      }
+      if (vec) {
+        vec[dof] += sclKv * (stiffness * d->qvel[dof]);
+      }
     }
   }
 }
@@ -933,8 +941,9 @@ static void mjd_dof_terms(const mjModel* m, const mjtNum* slope, const mjtNum* w
   }
   for (int j=0; j<m->njnt && kspring && !mjDISABLED(mjDSBL_PASSIVE); j++) {
     if (m->jnt_stiffness[j] && jointPosScope(m, j)==mjPOSSCOPE_RESTORING) {
-      int dof = m->jnt_dofadr[j];
-      kspring[dof] = wdof[dof] * m->jnt_stiffness[j];
+      for (int dof=m->jnt_dofadr[j]; dof<m->jnt_dofadr[j]+jointDofs(m, j); dof++) {
+        kspring[dof] = wdof[dof] * m->jnt_stiffness[j];
+      }
     }
   }
 }

@@ -25,7 +25,8 @@ extern "C" {
 
 // Position stiffness used by mjENBL_IMPLICITPOS: K = -d (qfrc_actuator + qfrc_passive) / d qpos,
 // restricted to the forces whose derivative is exact and restoring: the actuators and joint
-// springs whose scope (mjd_actuatorPosScope, mjd_jointPosScope) is mjPOSSCOPE_RESTORING. K is
+// springs whose scope (mjd_actuatorPosScope, mjd_jointPosScope) is mjPOSSCOPE_RESTORING (for the
+// rotation of a ball or free joint's spring, the derivative at the spring's rest orientation). K is
 // symmetric, positive semidefinite and has the sparsity of d->D_* (the pattern of qM), which must
 // be set (mj_makeMSparse).
 // Adds sclK * K to the D-sparse matrix matD and sclKv * K * qvel to vec; either may be NULL.
@@ -54,7 +55,7 @@ typedef enum mjtPosScope_ {
   mjPOSSCOPE_NONRESTORING,        // slope positive, not finite, or h^2 |slope| > mjMAXVAL
   mjPOSSCOPE_CLAMPED,             // force on its forcerange clamp
   mjPOSSCOPE_GAINBIAS,            // muscle or user gain/bias
-  mjPOSSCOPE_TRANSMISSION,        // ball/free joint, spatial tendon, fixed tendon listing a
+  mjPOSSCOPE_TRANSMISSION,        // on a ball/free joint, spatial tendon, fixed tendon listing a
                                   // joint twice, site, body, slider-crank
   mjPOSSCOPE_BRANCH,              // fixed tendon whose joints are not on one kinematic chain
   mjPOSSCOPE_DISABLED             // actuation (actuator) or passive forces (spring) disabled
