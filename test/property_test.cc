@@ -619,8 +619,8 @@ bool ExpectRestoring(const mjModel* m, const mjData* d, int i) {
 bool NothingInScope(const mjModel* m) {
   if (!(m->opt.disableflags & mjDSBL_PASSIVE)) {
     for (int j = 0; j < m->njnt; ++j) {
-      if (Scalar(m, j) && m->jnt_stiffness[j] > 0 && std::isfinite(m->jnt_stiffness[j])) {
-        return false;
+      if (m->jnt_stiffness[j] > 0 && std::isfinite(m->jnt_stiffness[j])) {
+        return false;  // every joint type's spring (ball and free: patch 0012)
       }
     }
   }
@@ -639,7 +639,9 @@ bool NothingInScope(const mjModel* m) {
 
 // true if every force that can make the step diverge is in the flag's scope: finite gains and
 // springs, no out-of-scope or non-restoring position slope, no negative damping, no spring on a
-// ball, free joint or tendon. Only there is "never more resets" the flag's claim. Elsewhere an
+// ball, free joint or tendon (a ball or free joint's spring is in K, but its rotation's term is
+// the derivative at rest only, so no claim is made for it here). Only there is "never more
+// resets" the flag's claim. Elsewhere an
 // explicit force outside its scope can diverge in both runs, and the flag, by changing the
 // in-scope part, shifts the trajectory: the runs reset at a different cadence (a ball servo reset
 // every 3 steps flag off, every 2 flag on), or one wanders into a state where a NaN or infinite
