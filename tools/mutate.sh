@@ -23,8 +23,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${MUTATE_BUILD_DIR:-build-mut}
 
+# configured here the first time; configured again on every run, so that a test added to the
+# sources since (a target the build directory does not know yet) is built and run
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMJPOS_BUILD_STOCK=OFF \
     -DMJPOS_BUILD_PYTHON=OFF -DMJPOS_BUILD_UPSTREAM_TESTS=OFF -DMJPOS_BUILD_PEER=OFF >/dev/null
+else
+  cmake -S . -B "$build" >/dev/null
 fi
 exec /usr/bin/python3 tools/mutate.py --build "$build" "$@"
