@@ -69,8 +69,8 @@ static int crosses(const mjModel* m, const mjData* d, const mjtNum* kact, int i)
 
 // the step's forces, implicit: linearised in velocity and, for the terms of K, in position
 int mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
-                          const mjtNum* kact, const mjtNum* kspring, const int* isheld,
-                          const mjtNum* held) {
+                         const mjtNum* kact, const mjtNum* kspring, const int* isheld,
+                         const mjtNum* held) {
   int nv = m->nv, nu = m->nu, actuation = !mjDISABLED(mjDSBL_ACTUATION);
   mjtNum h = m->opt.timestep;
   const mjtNum *qvel = d->qvel, *velocity = d->actuator_velocity;

@@ -38,8 +38,8 @@ void mj_stepForceEuler(const mjModel* m, mjData* d, const mjtNum* qacc);
 // Returns 1 if an actuator in K (kact > 0) that is not held and is force-limited applied a force
 // beyond its forcerange: mj_stepForceLimit then holds it.
 int mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
-                          const mjtNum* kact, const mjtNum* kspring, const int* isheld,
-                          const mjtNum* held);
+                         const mjtNum* kact, const mjtNum* kspring, const int* isheld,
+                         const mjtNum* held);
 
 // mjENBL_IMPLICITPOS within forcerange, when mj_stepForceImplicit returned 1: an actuator whose
 // applied force is beyond its forcerange is held at the bound it crossed, with its velocity slope
