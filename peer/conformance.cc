@@ -141,6 +141,13 @@ std::vector<Subject> ConformanceSubjects(const std::string& model_dir) {
   for (double k : {1e2, 1e4, 1e6}) {
     s.push_back(FromXml("ball rope k=" + Sci(k), BallRopeXml(8, k, 0.001, 5e-3)));
   }
+  for (double kp : {1e2, 1e4, 1e6}) {
+    for (const char* kind : {"site", "spatial", "ball"}) {
+      s.push_back(FromXml(std::string(kind) + " servos kp=" + Sci(kp),
+                          RowServoXml(kind, kp, 1.0, 5e-3)));
+      s.back().exact = std::string(kind) == "ball";  // at its rest: the moment is constant
+    }
+  }
   std::string path = model_dir + "/humanoid/humanoid.xml";
   for (double kp : {1e2, 1e4, 1e6}) {
     std::string error;

@@ -147,6 +147,66 @@ std::string BallRopeXml(int n, double stiffness, double damping, double h,
   return xml.str();
 }
 
+std::string RowServoXml(const std::string& kind, double kp, double kv, double h,
+                        const std::string& integrator) {
+  std::string servo = "gainprm=\"" + Num(kp) + "\" biastype=\"affine\" biasprm=\"0 " +
+                      Num(-kp) + " " + Num(-kv) + "\"";
+  const char* gear[3] = {"1 0 0 0 0 0", "0 1 0 0 0 0", "0 0 1 0 0 0"};
+  std::ostringstream xml;
+  xml << Header(h, integrator)
+      << "  <option><flag contact=\"disable\"/></option>\n"
+      << "  <default>\n"
+      << "    <joint armature=\"0.01\" damping=\"0.01\"/>\n"
+      << "    <geom type=\"capsule\" size=\"0.02\" fromto=\"0 0 0 0.2 0 0\"/>\n"
+      << "  </default>\n"
+      << "  <worldbody>\n"
+      << "    <site name=\"ref\" pos=\"0 0 0.3\"/>\n"
+      << "    <site name=\"w1\" pos=\"0.1 0 0.3\"/>\n"
+      << "    <site name=\"w2\" pos=\"0.3 0 -0.3\"/>\n";
+  std::string actuators;
+  if (kind == "site") {
+    xml << "    <body><joint axis=\"0 0 1\"/><joint axis=\"0 1 0\"/><geom/>\n"
+        << "      <body pos=\"0.2 0 0\"><joint axis=\"0 1 0\"/><geom/>"
+        << "<site name=\"tip\" pos=\"0.2 0 0\"/></body>\n"
+        << "    </body>\n";
+    for (const char* g : gear) {
+      actuators += std::string("    <general site=\"tip\" refsite=\"ref\" gear=\"") + g +
+                   "\" " + servo + "/>\n";
+    }
+  } else if (kind == "spatial") {
+    xml << "    <body><joint axis=\"0 1 0\"/><geom/><site name=\"t1\" pos=\"0.2 0 0\"/>\n"
+        << "      <body pos=\"0.2 0 0\"><joint axis=\"0 1 0\"/><geom/>"
+        << "<site name=\"t2\" pos=\"0.2 0 0\"/></body>\n"
+        << "    </body>\n";
+    actuators = "    <general tendon=\"s1\" " + servo + "/>\n"
+                "    <general tendon=\"s2\" " + servo + "/>\n";
+  } else {
+    std::string indent = "    ";
+    for (int i = 0; i < 3; ++i) {
+      xml << indent << "<body pos=\"" << (i ? "0.2" : "0") << " 0 0\"><joint name=\"b" << i
+          << "\" type=\"ball\"/><geom/>\n";
+      indent += "  ";
+      for (const char* g : gear) {
+        actuators += "    <general joint=\"b" + std::to_string(i) + "\" gear=\"" + g + "\" " +
+                     servo + "/>\n";
+      }
+    }
+    for (int i = 2; i >= 0; --i) {
+      indent.resize(indent.size() - 2);
+      xml << indent << "</body>\n";
+    }
+  }
+  xml << "  </worldbody>\n";
+  if (kind == "spatial") {
+    xml << "  <tendon>\n"
+        << "    <spatial name=\"s1\"><site site=\"w1\"/><site site=\"t1\"/></spatial>\n"
+        << "    <spatial name=\"s2\"><site site=\"w2\"/><site site=\"t2\"/></spatial>\n"
+        << "  </tendon>\n";
+  }
+  xml << "  <actuator>\n" << actuators << "  </actuator>\n</mujoco>\n";
+  return xml.str();
+}
+
 std::string GearTendonArmXml(double kp, double kv, double h, const std::string& integrator) {
   std::string servo = "gainprm=\"" + Num(kp) + "\" biastype=\"affine\" biasprm=\"0 " +
                       Num(-kp) + " " + Num(-kv) + "\"";
@@ -258,7 +318,8 @@ const char kHinge[] =
     "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/>"
     "<site name=\"s2\" pos=\".2 0 0\"/></body></body>\n"
     "    <body pos=\"0 .5 0\"><joint name=\"c\" axis=\"0 1 0\" armature=\"0.01\"/>"
-    "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/></body>\n"
+    "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/>"
+    "<site name=\"s3\" pos=\".2 0 0\"/></body>\n"
     "    <site name=\"w\" pos=\"0 0 .3\"/>\n";
 
 }  // namespace
@@ -281,9 +342,15 @@ std::vector<ScopeConfiguration> ScopeConfigurations(double gain, double stiffnes
        "</fixed></tendon><actuator><general tendon=\"t\" " + servo + "/></actuator>", false},
       {"spatial_tendon", kHinge,
        "<tendon><spatial name=\"t\"><site site=\"w\"/><site site=\"s2\"/></spatial></tendon>"
+       "<actuator><general tendon=\"t\" " + servo + "/></actuator>", true},
+      {"spatial_tendon_branches", kHinge,
+       "<tendon><spatial name=\"t\"><site site=\"s2\"/><site site=\"s3\"/></spatial></tendon>"
        "<actuator><general tendon=\"t\" " + servo + "/></actuator>", false},
       {"site_transmission", kHinge,
        "<actuator><general site=\"s\" gear=\"0 0 1 0 0 0\" " + servo + "/></actuator>", false},
+      {"site_refsite", kHinge,
+       "<actuator><general site=\"s2\" refsite=\"w\" gear=\"0 0 1 0 0 0\" " + servo +
+           "/></actuator>", true},
       {"body_transmission",
        std::string(kHinge) + "    <body pos=\"0 0 -1\"><geom type=\"box\" size=\".1 .1 .1\"/>"
                              "</body>\n",
@@ -291,7 +358,7 @@ std::vector<ScopeConfiguration> ScopeConfigurations(double gain, double stiffnes
       {"ball_joint",
        "    <body><joint name=\"ball\" type=\"ball\" armature=\"0.01\"/>"
        "<geom type=\"capsule\" fromto=\"0 0 0 .2 0 0\" size=\".02\"/></body>\n",
-       "<actuator><general joint=\"ball\" gear=\"0 1 0 0 0 0\" " + servo + "/></actuator>", false},
+       "<actuator><general joint=\"ball\" gear=\"0 1 0 0 0 0\" " + servo + "/></actuator>", true},
       {"free_joint",
        "    <body><freejoint name=\"free\"/><geom type=\"box\" size=\".1 .1 .1\"/></body>\n",
        "<actuator><general joint=\"free\" gear=\"0 0 1 0 0 0\" " + servo + "/></actuator>", false},

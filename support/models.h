@@ -61,6 +61,16 @@ std::string ChainXml(int n, double kp, double kv, double h,
 std::string BallRopeXml(int n, double stiffness, double damping, double h,
                         const std::string& integrator = "implicit");
 
+// Servos whose moment is a row on several dofs of one chain, the Gauss-Newton terms of K (gravity
+// on, contact off, position servos of gain kp and damping kv, links of 0.2 m with armature 0.01):
+// - "site": a Cartesian servo, an arm of three hinges (z, y, y) whose tip site is held by three
+//   servos on a site transmission with a world refsite, gear x, y and z;
+// - "spatial": two hinges (y), a spatial tendon from a world site to each link's tip, a servo on
+//   each;
+// - "ball": a rope of three ball joints, each held by three servos, gear x, y and z.
+std::string RowServoXml(const std::string& kind, double kp, double kv, double h,
+                        const std::string& integrator = "implicit");
+
 // Three hinge links (gravity on, contact off) with joint stiffness and damping, servos on j0
 // (gear 1) and j1 (gear 2), and a servo on a fixed tendon over j1 and j2 (coefficients 1 and
 // -0.5): the arm of the peer suite, every in-scope term of K at once.
@@ -79,9 +89,10 @@ std::string FingerSqueezeXml(double kp, double kv, double h,
 std::string LeggedXml(double kp, double kv, double h, const std::string& integrator = "implicit");
 
 // The scope test's configurations, one force class or transmission each: a servo of gain `gain`
-// (kv 1) on a joint, fixed tendons on one chain and across branches, a spatial tendon, a site, a
-// body (adhesion), ball and free joints, a muscle, a clamped forcerange, a non-restoring slope, a
-// motor, and joint stiffness `stiffness` on a ball joint, a free joint and a hinge. changes:
+// (kv 1) on a joint, fixed and spatial tendons on one chain and across branches, a site without
+// and with a refsite, a body (adhesion), ball and free joints, a muscle, a clamped forcerange, a
+// non-restoring slope, a motor, and joint stiffness `stiffness` on a ball joint, a free joint and
+// a hinge. changes:
 // whether mjENBL_IMPLICITPOS may change the trajectory (in scope); the rules are those of
 // mjd_actuatorPosScope and mjd_jointPosScope.
 struct ScopeConfiguration {

@@ -131,9 +131,12 @@ std::vector<double> MomentumChange(const mjModel* m, const mjData* start, const 
   return out;
 }
 
-// d actuator_force / d qvel (vel = true) or / d qpos (in the dofs' tangent space), nu x nv, by
-// central differences at the state of start; the forces of these models are affine in both, so
-// eps only sets the rounding
+// d actuator_force / d qvel (vel = true) or / d qpos (in the dofs' tangent space) at qvel = 0,
+// nu x nv, by central differences at the state of start: the position slope is then the length's
+// alone, d force / d length times d length / d qpos, without the velocity's change with a moment
+// that turns (a spatial tendon's, a site's), which the step's linearisation leaves out; the
+// forces of the models on hinges, slides and fixed tendons are affine in both, so eps only sets
+// the rounding there (a site's length is not: its position slopes take eps 1e-5)
 std::vector<double> ForceSlopes(const mjModel* m, const mjData* start, bool vel, double eps) {
   int nu = m->nu, nv = m->nv;
   std::vector<double> slope(nu * nv), dq(nv);
@@ -145,6 +148,7 @@ std::vector<double> ForceSlopes(const mjModel* m, const mjData* start, bool vel,
       if (vel) {
         d->qvel[j] += side * eps;
       } else {
+        mju_zero(d->qvel, nv);
         std::fill(dq.begin(), dq.end(), 0.0);
         dq[j] = side * eps;
         mj_integratePos(m, d->qpos, dq.data(), 1);
@@ -177,7 +181,7 @@ std::vector<double> ReferenceForce(const mjModel* m, mjData* start, const mjData
   ModelPtr unclamped(mj_copyModel(nullptr, m));
   for (int i = 0; i < nu; ++i) unclamped->actuator_forcelimited[i] = 0;
   std::vector<double> dfdv = ForceSlopes(unclamped.get(), start, true, 1e-3);
-  std::vector<double> dfdq = ForceSlopes(m, start, false, 1e-3);
+  std::vector<double> dfdq = ForceSlopes(m, start, false, 1e-5);
   for (int i = 0; i < nu; ++i) {
     bool in_k = s.flag && mjd_actuatorPosScope(m, start, i, nullptr) == mjPOSSCOPE_RESTORING;
     double theta = s.weighted ? mjd_posWeight(m, start, mjOBJ_ACTUATOR, i) : 1;

@@ -288,7 +288,8 @@ class ModelWriter {
     if (rng_.Chance(0.3)) new_flags += " posweight=\"enable\"";
     std::string tail = "/>\n  </option>\n";
 
-    std::string body = "  <worldbody>\n" + world + "  </worldbody>\n";
+    std::string body = "  <worldbody>\n    <site name=\"sw\" pos=\"0.2 0.1 1\"/>\n" + world +
+                       "  </worldbody>\n";
     if (!tendons.empty()) body += "  <tendon>\n" + tendons + "  </tendon>\n";
     if (!actuators.empty()) body += "  <actuator>\n" + actuators + "  </actuator>\n";
     body += "</mujoco>\n";
@@ -380,10 +381,17 @@ class ModelWriter {
     if (rng_.Chance(0.15)) s += " contype=\"0\" conaffinity=\"0\"";
     s += "/>\n";
 
+    s += in + "<site name=\"s" + std::to_string(b) + "\" pos=\"0.05 0 0\"/>\n";
     for (int c = b + 1; c < static_cast<int>(parent_.size()); ++c) {
       if (parent_[c] == b) s += Body(c, depth + 1);
     }
     return s + pad + "</body>\n";
+  }
+
+  // a site: the world's or a body's
+  std::string Site() {
+    int b = rng_.Int(parent_.size() + 1) - 1;
+    return b < 0 ? "sw" : "s" + std::to_string(b);
   }
 
   // a joint for a tendon: mostly a hinge or slide, sometimes any
@@ -401,6 +409,15 @@ class ModelWriter {
     if (joints_.empty()) return s;
     int n = rng_.Int(3);
     for (int t = 0; t < n; ++t) {
+      // a spatial tendon between two sites (of the world or of bodies, on one chain or two)
+      if (rng_.Chance(0.25)) {
+        std::string a = Site(), b = Site();
+        while (b == a) b = Site();
+        s += "    <spatial name=\"t" + std::to_string(t) + "\"><site site=\"" + a +
+             "\"/><site site=\"" + b + "\"/></spatial>\n";
+        ++ntendon_;
+        continue;
+      }
       s += "    <fixed name=\"t" + std::to_string(t) + "\"";
       if (rng_.Chance(0.15)) {
         s += " limited=\"true\" range=\"" + Nums({-rng_.Uniform(0.1, 1), rng_.Uniform(0.1, 1)}) +
@@ -433,6 +450,14 @@ class ModelWriter {
       std::string s = "    <general";
       if (ntendon_ && rng_.Chance(0.3)) {
         s += " tendon=\"t" + std::to_string(rng_.Int(ntendon_)) + "\"";
+      } else if (rng_.Chance(0.15)) {  // a site, mostly with a refsite
+        std::string site = Site();
+        s += " site=\"" + site + "\"";
+        if (rng_.Chance(0.7)) {
+          std::string ref = Site();
+          while (ref == site) ref = Site();
+          s += " refsite=\"" + ref + "\"";
+        }
       } else {
         s += " joint=\"" + joints_[rng_.Int(joints_.size())].name + "\"";
       }
@@ -550,18 +575,45 @@ bool OnOneChain(const mjModel* m, int a, int b) {
   return ancestor(std::min(a, b), std::max(a, b));
 }
 
+// the dofs that move body b: its own and its ancestors'
+std::set<int> BodyDofs(const mjModel* m, int b) {
+  std::set<int> dofs;
+  for (; b > 0; b = m->body_parentid[b]) {
+    for (int k = 0; k < m->body_dofnum[b]; ++k) dofs.insert(m->body_dofadr[b] + k);
+  }
+  return dofs;
+}
+
+// true if the dofs that move sites a and b lie on one chain: those of one include the other's
+bool SitesOnOneChain(const mjModel* m, int a, int b) {
+  std::set<int> da = BodyDofs(m, m->site_bodyid[a]), db = BodyDofs(m, m->site_bodyid[b]);
+  return std::includes(da.begin(), da.end(), db.begin(), db.end()) ||
+         std::includes(db.begin(), db.end(), da.begin(), da.end());
+}
+
 bool Scalar(const mjModel* m, int j) {
   return m->jnt_type[j] == mjJNT_HINGE || m->jnt_type[j] == mjJNT_SLIDE;
 }
 
 // An independent reading of the flag's scope (doc/scope.md, "Scope: what goes into K"): the
-// transmission of actuator i is a hinge or slide joint, or a fixed tendon over hinges and slides on
-// one chain, each listed once
-bool ScopeTransmission(const mjModel* m, int i) {
+// transmission of actuator i is a hinge, slide or ball joint, a fixed tendon over hinges and
+// slides on one chain, each listed once, or a spatial tendon between two sites, or a site with a
+// refsite, whose dofs lie on one chain; exact: only those whose term is the exact derivative (a
+// hinge, a slide, a fixed tendon), not the Gauss-Newton term
+bool ScopeTransmission(const mjModel* m, int i, bool exact = false) {
   int id = m->actuator_trnid[2 * i];
-  if (m->actuator_trntype[i] == mjTRN_JOINT) return Scalar(m, id);
+  if (m->actuator_trntype[i] == mjTRN_JOINT) {
+    return Scalar(m, id) || (!exact && m->jnt_type[id] == mjJNT_BALL);
+  }
+  if (m->actuator_trntype[i] == mjTRN_SITE) {
+    int ref = m->actuator_trnid[2 * i + 1];
+    return !exact && ref >= 0 && SitesOnOneChain(m, id, ref);
+  }
   if (m->actuator_trntype[i] != mjTRN_TENDON || m->tendon_num[id] == 0) return false;
   int adr = m->tendon_adr[id], num = m->tendon_num[id];
+  if (m->wrap_type[adr] == mjWRAP_SITE) {  // two sites
+    return !exact && SitesOnOneChain(m, m->wrap_objid[adr], m->wrap_objid[adr + 1]);
+  }
   for (int a = adr; a < adr + num; ++a) {
     int ja = m->wrap_objid[a];
     if (m->wrap_type[a] != mjWRAP_JOINT || !Scalar(m, ja)) return false;
@@ -639,8 +691,9 @@ bool NothingInScope(const mjModel* m) {
 
 // true if every force that can make the step diverge is in the flag's scope: finite gains and
 // springs, no out-of-scope or non-restoring position slope, no negative damping, no spring on a
-// ball, free joint or tendon (a ball or free joint's spring is in K, but its rotation's term is
-// the derivative at rest only, so no claim is made for it here). Only there is "never more
+// ball, free joint or tendon and no servo on a ball joint (a ball or free joint's spring and a
+// ball joint's servo are in K, but their rotation's term is the derivative at rest only, so no
+// claim is made for them here). Only there is "never more
 // resets" the flag's claim. Elsewhere an
 // explicit force outside its scope can diverge in both runs, and the flag, by changing the
 // in-scope part, shifts the trajectory: the runs reset at a different cadence (a ball servo reset
@@ -677,7 +730,7 @@ bool OnlyScopeCanDiverge(const mjModel* m, const std::vector<double>& ctrl) {
       damping += gain[2] * input;
     }
     if (slope > 0 || damping > 0) return false;
-    if (slope < 0 && !ScopeTransmission(m, i)) return false;
+    if (slope < 0 && !ScopeTransmission(m, i, true)) return false;
   }
   return true;
 }

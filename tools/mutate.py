@@ -51,6 +51,7 @@ TEST_ORDER = [
     ("implicitpos_guard_test", "test"),
     ("implicitpos_k_test", "test"),
     ("implicitpos_joints_test", "test"),
+    ("implicitpos_rows_test", "test"),
     ("inverse_discrete_test", "test"),
     ("implicitpos_xml_test", "test"),
     ("implicitpos_scope_test", "test"),

@@ -51,40 +51,83 @@ static int isAncestor(const mjModel* m, int a, int b) {
 
 
 
-// scope of tendon t: restoring if it can carry a term of K, a fixed tendon whose joints are hinges
-// or slides, each listed once, on one kinematic chain (so that moment'*moment has the sparsity of
-// M). A joint listed twice is out of scope: the length sums its coefficients, but the moment
-// (mj_tendon) keeps the last one, so the force is not the gradient of a potential and K would not
-// be its derivative. The cases are tested in this order, whatever the order of the wraps: a wrap
-// that is not a hinge or slide, a repeated joint (TRANSMISSION), joints on two branches (BRANCH).
+// the deepest dof with which body b moves (its own last dof, or its nearest moving ancestor's), -1
+// for a body welded to the world
+static int bodyLeaf(const mjModel* m, int b) {
+  while (b > 0 && m->body_dofnum[b]==0) {
+    b = m->body_parentid[b];
+  }
+  return b > 0 ? m->body_dofadr[b] + m->body_dofnum[b] - 1 : -1;
+}
+
+
+
+// extend the chain of dofs that ends at *leaf (-1: none yet) to the one that ends at dof (-1:
+// none); 0 if the two lie on different branches, *leaf then unchanged
+static int mergeLeaf(const mjModel* m, int* leaf, int dof) {
+  if (dof < 0 || (*leaf >= 0 && dof <= *leaf)) {
+    return dof < 0 || isAncestor(m, dof, *leaf);
+  }
+  if (*leaf >= 0 && !isAncestor(m, *leaf, dof)) {
+    return 0;
+  }
+  *leaf = dof;
+  return 1;
+}
+
+
+
+// the deepest dof of the chain that holds the moment of tendon t in *leaf (-1 for none: every
+// wrap on the world): the dofs of its joints, or the bodies of its sites and wrapping geoms
+// (pulleys have none); 0 if they lie on two branches
+static int tendonLeaf(const mjModel* m, int t, int* leaf) {
+  *leaf = -1;
+  for (int a=m->tendon_adr[t]; a<m->tendon_adr[t]+m->tendon_num[t]; a++) {
+    int type = m->wrap_type[a], id = m->wrap_objid[a], dof = -1;
+    if (type==mjWRAP_JOINT) {
+      dof = m->jnt_dofadr[id];
+    } else if (type==mjWRAP_SITE) {
+      dof = bodyLeaf(m, m->site_bodyid[id]);
+    } else if (type==mjWRAP_SPHERE || type==mjWRAP_CYLINDER) {
+      dof = bodyLeaf(m, m->geom_bodyid[id]);
+    }
+    if (!mergeLeaf(m, leaf, dof)) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+
+
+// scope of tendon t: restoring if it can carry a term of K, a tendon whose moment lies on one
+// kinematic chain (tendonLeaf, so that moment'*moment has the sparsity of M): a fixed tendon of
+// hinges and slides, each listed once, or a spatial tendon. A joint listed twice is out of scope:
+// the length sums its coefficients, but the moment (mj_tendon) keeps the last one, so the force
+// is not the gradient of a potential and K would not be its derivative. The cases are tested in
+// this order, whatever the order of the wraps: a joint that is not a hinge or slide, a repeated
+// joint (TRANSMISSION), a moment on two branches (BRANCH).
 static int tendonScope(const mjModel* m, int t) {
-  int adr = m->tendon_adr[t], num = m->tendon_num[t];
+  int adr = m->tendon_adr[t], num = m->tendon_num[t], leaf;
   if (num==0) {
     return mjPOSSCOPE_TRANSMISSION;
   }
 
-  // hinges and slides only
-  for (int a=adr; a<adr+num; a++) {
+  // fixed: hinges and slides, each once
+  for (int a=adr; a<adr+num && m->wrap_type[adr]==mjWRAP_JOINT; a++) {
+    int da = m->jnt_dofadr[m->wrap_objid[a]];
     if (m->wrap_type[a]!=mjWRAP_JOINT || !isScalar(m, m->wrap_objid[a])) {
       return mjPOSSCOPE_TRANSMISSION;
     }
-  }
-
-  // every pair of dofs distinct, and ancestor and descendant
-  int scope = mjPOSSCOPE_RESTORING;
-  for (int a=adr; a<adr+num; a++) {
-    int da = m->jnt_dofadr[m->wrap_objid[a]];
     for (int b=adr; b<a; b++) {
-      int db = m->jnt_dofadr[m->wrap_objid[b]];
-      if (db==da) {
+      if (m->jnt_dofadr[m->wrap_objid[b]]==da) {
         return mjPOSSCOPE_TRANSMISSION;
-      }
-      if (!isAncestor(m, mjMIN(da, db), mjMAX(da, db))) {
-        scope = mjPOSSCOPE_BRANCH;
       }
     }
   }
-  return scope;
+
+  // one chain
+  return tendonLeaf(m, t, &leaf) ? mjPOSSCOPE_RESTORING : mjPOSSCOPE_BRANCH;
 }
 
 
@@ -128,28 +171,69 @@ static void addD(const mjData* d, mjtNum* matD, int r, int c, mjtNum val) {
 
 
 
+// the dof of actuator i when its moment is on one hinge or slide dof, -1 otherwise
+int mjd_actuatorDof(const mjModel* m, int i) {
+  int trn = m->actuator_trntype[i], id = m->actuator_trnid[2*i];
+  if ((trn==mjTRN_JOINT || trn==mjTRN_JOINTINPARENT) && isScalar(m, id)) {
+    return m->jnt_dofadr[id];
+  }
+  return -1;
+}
+
+
+
+// the deepest dof of the chain that holds the moment of actuator i in *leaf (-1 for none): its
+// joint's last dof, its tendon's (tendonLeaf), the bodies of its site and refsite or of its
+// slider-crank's sites; 0 if they lie on two branches, or for a body transmission
+static int actuatorLeaf(const mjModel* m, int i, int* leaf) {
+  int id = m->actuator_trnid[2*i], id2 = m->actuator_trnid[2*i+1];
+  *leaf = -1;
+  switch (m->actuator_trntype[i]) {
+  case mjTRN_JOINT:
+  case mjTRN_JOINTINPARENT:
+    *leaf = m->jnt_dofadr[id] + jointDofs(m, id) - 1;
+    return 1;
+
+  case mjTRN_TENDON:
+    return tendonLeaf(m, id, leaf);
+
+  case mjTRN_SITE:
+  case mjTRN_SLIDERCRANK:
+    return mergeLeaf(m, leaf, bodyLeaf(m, m->site_bodyid[id])) &&
+           (id2 < 0 || mergeLeaf(m, leaf, bodyLeaf(m, m->site_bodyid[id2])));
+
+  default:
+    return 0;
+  }
+}
+
+
+
 // add scl*(k*moment)'*moment of actuator i to the D-sparse matD: one diagonal element for a
-// joint transmission, the dense block of a fixed tendon's dofs (one chain, in the pattern of M)
+// hinge or slide, else the dense block on the chain that holds its moment (in the pattern of M)
 void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,
                          mjtNum scl, mjtNum k) {
   const mjtNum* moment = d->actuator_moment + i*m->nv;
-  int id = m->actuator_trnid[2*i];
+  int leaf = mjd_actuatorDof(m, i);
 
-  // joint transmission: one diagonal element
-  if (m->actuator_trntype[i]!=mjTRN_TENDON) {
-    int dof = m->jnt_dofadr[id];
-    addD(d, matD, dof, dof, scl * (k * moment[dof] * moment[dof]));
+  // one dof: one diagonal element
+  if (leaf >= 0) {
+    addD(d, matD, leaf, leaf, scl * (k * moment[leaf] * moment[leaf]));
+    return;
   }
 
-  // fixed tendon: the dense block on its dofs
-  else {
-    int adr = m->tendon_adr[id], num = m->tendon_num[id];
-    for (int a=adr; a<adr+num; a++) {
-      int da = m->jnt_dofadr[m->wrap_objid[a]];
-      mjtNum km = k * moment[da];
-      for (int b=adr; b<adr+num; b++) {
-        int db = m->jnt_dofadr[m->wrap_objid[b]];
-        addD(d, matD, da, db, scl * (km * moment[db]));
+  // a chain: each pair of its dofs with a moment, the deeper (a) and its ancestor (b)
+  actuatorLeaf(m, i, &leaf);
+  for (int a=leaf; a>=0; a=m->dof_parentid[a]) {
+    if (moment[a]==0) {
+      continue;
+    }
+    mjtNum km = k * moment[a];
+    addD(d, matD, a, a, scl * (km * moment[a]));
+    for (int b=m->dof_parentid[a]; b>=0; b=m->dof_parentid[b]) {
+      if (moment[b]) {
+        addD(d, matD, a, b, scl * (km * moment[b]));
+        addD(d, matD, b, a, scl * (k * moment[b] * moment[a]));
       }
     }
   }
@@ -239,13 +323,14 @@ static int actuatorScope(const mjModel* m, const mjData* d, int i, int affine, m
     return mjPOSSCOPE_DISABLED;
   }
 
-  // transmission: hinge or slide joint, or fixed tendon along one chain (model structure, found
-  // once by mj_resetData)
-  int id = m->actuator_trnid[2*i];
+  // transmission: one with a length whose moment lies on one kinematic chain (the tendon's
+  // scope is model structure, found once by mj_resetData); a free joint, a site without refsite
+  // and a body have no length (mj_transmission sets it to 0)
+  int id = m->actuator_trnid[2*i], leaf;
   switch (m->actuator_trntype[i]) {
   case mjTRN_JOINT:
   case mjTRN_JOINTINPARENT:
-    if (!isScalar(m, id)) {
+    if (m->jnt_type[id]==mjJNT_FREE) {
       return mjPOSSCOPE_TRANSMISSION;
     }
     break;
@@ -253,6 +338,16 @@ static int actuatorScope(const mjModel* m, const mjData* d, int i, int affine, m
   case mjTRN_TENDON:
     if (d->ten_posscope[id]!=mjPOSSCOPE_RESTORING) {
       return d->ten_posscope[id];
+    }
+    break;
+
+  case mjTRN_SITE:
+  case mjTRN_SLIDERCRANK:
+    if (m->actuator_trnid[2*i+1] < 0) {
+      return mjPOSSCOPE_TRANSMISSION;
+    }
+    if (!actuatorLeaf(m, i, &leaf)) {
+      return mjPOSSCOPE_BRANCH;
     }
     break;
 
@@ -346,9 +441,9 @@ const char* mjd_posScopeReason(int scope) {
   case mjPOSSCOPE_GAINBIAS:
     return "no closed-form slope";
   case mjPOSSCOPE_TRANSMISSION:
-    return "no exact term on the hinge and slide dofs";
+    return "the transmission has no length, or its moment is not the length's gradient";
   case mjPOSSCOPE_BRANCH:
-    return "the term would fall outside the sparsity of M (fill-in)";
+    return "the moment spans two branches: its term would fall outside the sparsity of M";
   case mjPOSSCOPE_DISABLED:
     return "the force is disabled";
   }
@@ -481,20 +576,57 @@ static mjtNum tableWeight(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight0, mjtNu
 
 
 
-// upper bound of m' M^-1 m for a moment row m (NULL: unit) with nonzeros on the dofs of the
-// scalar joints jnt[0..n-1]: M >= diag(armature), so m' M^-1 m <= sum m_i^2 / armature_i;
-// mjMAXVAL where a dof has no armature
-static mjtNum armatureBound(const mjModel* m, const mjtNum* moment, const int* jnt, int n) {
+// upper bound of m' M^-1 m for a moment row m with nonzeros on the chain that ends at dof leaf
+// (NULL: the unit row of leaf): M >= diag(armature), so m' M^-1 m <= sum m_i^2 / armature_i;
+// mjMAXVAL where a dof of the row has no armature
+static mjtNum armatureBound(const mjModel* m, const mjtNum* moment, int leaf) {
   mjtNum bound = 0;
-  for (int a=0; a<n; a++) {
-    int dof = m->jnt_dofadr[jnt[a]];
+  for (int dof=leaf; dof>=0; dof=moment ? m->dof_parentid[dof] : -1) {
+    mjtNum mom = moment ? moment[dof] : 1;
+    if (mom==0) {
+      continue;
+    }
     if (!(m->dof_armature[dof] > 0)) {
       return mjMAXVAL;
     }
-    mjtNum mom = moment ? moment[dof] : 1;
     bound += mom * mom / m->dof_armature[dof];
   }
   return bound;
+}
+
+
+
+// inverse inertia at qpos0 of the moment row of actuator i (a model constant, as the dofs' and
+// tendons' inverse weights, mj_setConst): its tendon's, or the sum of its dofs' (a ball joint) or
+// of its sites' bodies' (body_invweight0: translation, rotation), each through its gear
+static mjtNum rowInvweight0(const mjModel* m, int i) {
+  const mjtNum* gear = m->actuator_gear + 6*i;
+  int id = m->actuator_trnid[2*i], id2 = m->actuator_trnid[2*i+1];
+  mjtNum w = 0;
+  switch (m->actuator_trntype[i]) {
+  case mjTRN_TENDON:
+    return gear[0] * gear[0] * m->tendon_invweight0[id];
+
+  case mjTRN_JOINT:
+  case mjTRN_JOINTINPARENT:
+    for (int k=0; k<3; k++) {
+      w += gear[k] * gear[k] * m->dof_invweight0[m->jnt_dofadr[id] + k];
+    }
+    return w;
+
+  default:
+    for (int s=0; s<2; s++) {
+      int b = m->site_bodyid[s ? id2 : id];
+      if (s && id2 < 0) {
+        break;
+      }
+      for (int k=0; k<3; k++) {
+        w += gear[k] * gear[k] * m->body_invweight0[2*b] +
+             gear[k+3] * gear[k+3] * m->body_invweight0[2*b+1];
+      }
+    }
+    return w;
+  }
 }
 
 
@@ -527,28 +659,28 @@ int mjd_actuatorSlopes(const mjModel* m, const mjData* d, int i, mjtNum slope[2]
 
 
 // the restoring slope of every actuator (actuatorRestoring; 0 for one that adds nothing to K),
-// and the terms of K on one dof alone, in joint space, for every dof: stiffness kdof (servos with
-// a joint transmission, -slope gear^2, and the joint's spring) and damping cdof (their velocity
-// slopes times gear^2, and the joint's damping); kdof is 0 where no such term is in scope;
-// returns the number of fixed-tendon servos with a restoring slope; kdof and cdof are one array
-// of 2*nv (cdof = kdof + nv)
+// and the terms of K on one dof alone, in joint space, for every dof: stiffness kdof (servos on a
+// hinge or slide, -slope gear^2, and the joint's spring) and damping cdof (their velocity slopes
+// times gear^2, and the joint's damping); kdof is 0 where no such term is in scope; returns the
+// number of servos with a restoring slope whose moment is a row on a chain (a tendon, a ball
+// joint, a site, a slider-crank); kdof and cdof are one array of 2*nv (cdof = kdof + nv)
 static int dofTerms(const mjModel* m, const mjData* d, ctrlState* controls, mjtNum* slope,
                     mjtNum* kdof) {
-  int nv = m->nv, ntendon = 0;
+  int nv = m->nv, nrow = 0;
   mjtNum* cdof = kdof + nv;
   mju_zero(kdof, 2*nv);
 
-  // servos on one joint; fixed-tendon servos counted
+  // servos on one dof; those on a chain counted
   for (int i=0; i<m->nu; i++) {
     if (!actuatorRestoring(m, d, i, slope + i, controls)) {
       slope[i] = 0;
       continue;
     }
-    if (m->actuator_trntype[i]==mjTRN_TENDON) {
-      ntendon++;
+    int dof = mjd_actuatorDof(m, i);
+    if (dof < 0) {
+      nrow++;
       continue;
     }
-    int dof = m->jnt_dofadr[m->actuator_trnid[2*i]];
     mjtNum gear = d->actuator_moment[i*nv + dof];
     kdof[dof] -= slope[i] * gear * gear;
     cdof[dof] += actuatorDamping(m, d, i, controls) * gear * gear;
@@ -564,18 +696,7 @@ static int dofTerms(const mjModel* m, const mjData* d, ctrlState* controls, mjtN
       }
     }
   }
-  return ntendon;
-}
-
-
-
-// address in qM (and qLD) of element (r, c) of M, c = r or an ancestor of r
-static int mAdr(const mjModel* m, int r, int c) {
-  int adr = m->dof_Madr[r];
-  for (int i=r; i>c; i=m->dof_parentid[i]) {
-    adr++;
-  }
-  return adr;
+  return nrow;
 }
 
 
@@ -634,15 +755,14 @@ static int posWeightsGate(const mjModel* m, const mjData* d, mjtNum margin, cons
   mjtNum bound = 0;
   for (int dof=0; dof<nv && bound < 4; dof++) {
     if (rdof[dof] > 0) {
-      int jnt = m->dof_jntid[dof];
-      bound += rdof[dof] * armatureBound(m, NULL, &jnt, 1);
+      bound += rdof[dof] * armatureBound(m, NULL, dof);
     }
   }
   for (int i=0; i<m->nu && bound < 4; i++) {
     if (rten[i] > 0) {
-      int id = m->actuator_trnid[2*i];
-      bound += rten[i] * armatureBound(m, d->actuator_moment + i*nv,
-                                       m->wrap_objid + m->tendon_adr[id], m->tendon_num[id]);
+      int leaf;
+      actuatorLeaf(m, i, &leaf);
+      bound += rten[i] * armatureBound(m, d->actuator_moment + i*nv, leaf);
     }
   }
   if (bound < 4 * (1 - margin)) {
@@ -662,17 +782,13 @@ static int posWeightsGate(const mjModel* m, const mjData* d, mjtNum margin, cons
       continue;
     }
 
-    // a fixed tendon along one chain: each pair once, in the row of the deeper dof
+    // a moment row on one chain: each pair once, in the row of the deeper dof (a)
     const mjtNum* moment = d->actuator_moment + i*nv;
-    int id = m->actuator_trnid[2*i];
-    int adr = m->tendon_adr[id], num = m->tendon_num[id];
-    for (int a=adr; a<adr+num; a++) {
-      int da = m->jnt_dofadr[m->wrap_objid[a]];
-      for (int b=adr; b<adr+num; b++) {
-        int db = m->jnt_dofadr[m->wrap_objid[b]];
-        if (db <= da) {
-          S[mAdr(m, da, db)] -= rten[i] * moment[da] * moment[db];
-        }
+    int leaf;
+    actuatorLeaf(m, i, &leaf);
+    for (int a=leaf; a>=0; a=m->dof_parentid[a]) {
+      for (int b=a, adr=m->dof_Madr[a]; b>=0 && moment[a]; b=m->dof_parentid[b], adr++) {
+        S[adr] -= rten[i] * moment[a] * moment[b];
       }
     }
   }
@@ -721,15 +837,13 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
     }
   }
 
-  // fixed-tendon servos: actuator-space stiffness and damping, inverse weight through the gear
+  // servos with a moment row: actuator-space stiffness and damping, inverse weight of the row
   for (int i=0; i<nu; i++) {
     wten[i] = 1;
     rten[i] = 0;
-    if (slope[i] < 0 && m->actuator_trntype[i]==mjTRN_TENDON) {
-      mjtNum gear = m->actuator_gear[6*i];
-      mjtNum invweight0 = gear * gear * m->tendon_invweight0[m->actuator_trnid[2*i]];
+    if (slope[i] < 0 && mjd_actuatorDof(m, i) < 0) {
       cten[i] = mjMAX(actuatorDamping(m, d, i, controls), 0);
-      wten[i] = tableWeight(h, -slope[i], cten[i], invweight0, NULL);
+      wten[i] = tableWeight(h, -slope[i], cten[i], rowInvweight0(m, i), NULL);
       rten[i] = termRisk(h, -slope[i], cten[i], wten[i]);
       risky |= rten[i] > 0;
     }
@@ -788,13 +902,10 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
   dofTerms(m, d, &controls, slope, kdof);
   posWeights(m, d, kdof, slope, &controls, NULL, kdof + 2*nv, wten, scratch);
 
-  // the term's weight: a fixed-tendon servo's own, or its dof's
+  // the term's weight: a moment row's own, or its dof's
   if (objtype==mjOBJ_ACTUATOR && id>=0 && id<nu && slope[id] < 0) {
-    if (m->actuator_trntype[id]==mjTRN_TENDON) {
-      weight = wten[id];
-    } else {
-      weight = kdof[2*nv + m->jnt_dofadr[m->actuator_trnid[2*id]]];
-    }
+    int dof = mjd_actuatorDof(m, id);
+    weight = dof < 0 ? wten[id] : kdof[2*nv + dof];
   } else if (objtype==mjOBJ_JOINT && id>=0 && id<m->njnt && isScalar(m, id)) {
     weight = kdof[2*nv + m->jnt_dofadr[id]];
   }
@@ -809,7 +920,7 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
 
 // add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec for K = -d qfrc_actuator / dq;
 // slopes: dofTerms, NULL to find each here; wten (mjENBL_POSWEIGHT, NULL for none): the weight
-// of each fixed-tendon servo (posWeights), with which the servos on one joint are left to
+// of each servo with a moment row (posWeights), with which the servos on one dof are left to
 // mjd_dof_pos, which weighs them together with their dof's spring; kact (NULL for none): the
 // stiffness of each term added, -slope times its weight
 static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
@@ -831,17 +942,16 @@ static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
       continue;
     }
     const mjtNum* moment = d->actuator_moment + i*nv;
-    int id = m->actuator_trnid[2*i];
 
-    // joint transmission: one diagonal element
-    if (m->actuator_trntype[i]!=mjTRN_TENDON) {
+    // one dof: one diagonal element
+    int dof = mjd_actuatorDof(m, i);
+    if (dof >= 0) {
       if (wten) {
         continue;
       }
       if (kact) {
         kact[i] = -slope;
       }
-      int dof = m->jnt_dofadr[id];
       mjtNum km = -slope * moment[dof];
       if (matD) {
         addD(d, matD, dof, dof, sclK * (km * moment[dof]));
@@ -860,19 +970,20 @@ static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
       kact[i] = -slope;
     }
 
-    // fixed tendon: moment velocity, over the tendon's joints (each listed once, in scope)
-    int adr = m->tendon_adr[id], num = m->tendon_num[id];
-    mjtNum mv = 0;
-    for (int a=adr; a<adr+num; a++) {
-      int da = m->jnt_dofadr[m->wrap_objid[a]];
-      mv += moment[da] * qvel[da];
+    // a moment row on one chain: its velocity, then the shift on the chain's dofs
+    int leaf;
+    actuatorLeaf(m, i, &leaf);
+    if (vec) {
+      mjtNum mv = 0;
+      for (int a=leaf; a>=0; a=m->dof_parentid[a]) {
+        mv += moment[a] * qvel[a];
+      }
+      for (int a=leaf; a>=0; a=m->dof_parentid[a]) {
+        vec[a] += sclKv * ((-slope * moment[a]) * mv);
+      }
     }
 
-    // fixed tendon: dense block on the chain's dofs, all within the D pattern
-    for (int a=adr; a<adr+num && vec; a++) {
-      int da = m->jnt_dofadr[m->wrap_objid[a]];
-      vec[da] += sclKv * ((-slope * moment[da]) * mv);
-    }
+    // the dense block on the chain's dofs, within the D pattern
     if (matD) {
       mjd_addActuatorTerm(m, d, matD, i, sclK, -slope);
     }
@@ -935,8 +1046,9 @@ static void mjd_dof_pos(const mjModel* m, const mjData* d, const mjtNum* kdof,
 static void mjd_dof_terms(const mjModel* m, const mjtNum* slope, const mjtNum* wdof,
                           mjtNum* kact, mjtNum* kspring) {
   for (int i=0; i<m->nu && kact; i++) {
-    if (slope[i] < 0 && m->actuator_trntype[i]!=mjTRN_TENDON) {
-      kact[i] = -slope[i] * wdof[m->jnt_dofadr[m->actuator_trnid[2*i]]];
+    int dof = mjd_actuatorDof(m, i);
+    if (slope[i] < 0 && dof >= 0) {
+      kact[i] = -slope[i] * wdof[dof];
     }
   }
   for (int j=0; j<m->njnt && kspring && !mjDISABLED(mjDSBL_PASSIVE); j++) {

@@ -24,9 +24,11 @@ extern "C" {
 #endif
 
 // Position stiffness used by mjENBL_IMPLICITPOS: K = -d (qfrc_actuator + qfrc_passive) / d qpos,
-// restricted to the forces whose derivative is exact and restoring: the actuators and joint
-// springs whose scope (mjd_actuatorPosScope, mjd_jointPosScope) is mjPOSSCOPE_RESTORING (for the
-// rotation of a ball or free joint's spring, the derivative at the spring's rest orientation). K is
+// restricted to the restoring terms of the actuators and joint springs whose scope
+// (mjd_actuatorPosScope, mjd_jointPosScope) is mjPOSSCOPE_RESTORING: -slope m'm for an actuator
+// of moment m (exact on a hinge or slide and on a fixed tendon; the Gauss-Newton term, without
+// (dm/dq)'f, on a ball joint, a spatial tendon, a site or a slider-crank), and the joint's
+// stiffness (for the rotation of a ball or free joint, at the spring's rest orientation). K is
 // symmetric, positive semidefinite and has the sparsity of d->D_* (the pattern of qM), which must
 // be set (mj_makeMSparse).
 // Adds sclK * K to the D-sparse matrix matD and sclKv * K * qvel to vec; either may be NULL.
@@ -43,9 +45,12 @@ void mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
                          mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring);
 
 // add scl*(k*moment)'*moment of actuator i to matD (D sparsity); its moment is on one hinge or
-// slide dof, or on a fixed tendon whose dofs lie along one chain (the actuators K has terms for)
+// slide dof, or on the dofs of one kinematic chain (the actuators K has terms for)
 void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,
                          mjtNum scl, mjtNum k);
+
+// the dof of actuator i when its moment is on one hinge or slide dof, -1 otherwise
+int mjd_actuatorDof(const mjModel* m, int i);
 
 // scope of mjENBL_IMPLICITPOS for one actuator, joint spring or tendon: when each case applies
 // (why: mjd_posScopeReason)
@@ -55,9 +60,10 @@ typedef enum mjtPosScope_ {
   mjPOSSCOPE_NONRESTORING,        // slope positive, not finite, or h^2 |slope| > mjMAXVAL
   mjPOSSCOPE_CLAMPED,             // force on its forcerange clamp
   mjPOSSCOPE_GAINBIAS,            // muscle or user gain/bias
-  mjPOSSCOPE_TRANSMISSION,        // on a ball/free joint, spatial tendon, fixed tendon listing a
-                                  // joint twice, site, body, slider-crank
-  mjPOSSCOPE_BRANCH,              // fixed tendon whose joints are not on one kinematic chain
+  mjPOSSCOPE_TRANSMISSION,        // no length (free joint, site without refsite, body), or a
+                                  // fixed tendon listing a joint twice
+  mjPOSSCOPE_BRANCH,              // tendon, site and refsite or slider-crank whose moment is not
+                                  // on one kinematic chain
   mjPOSSCOPE_DISABLED             // actuation (actuator) or passive forces (spring) disabled
 } mjtPosScope;
 
@@ -90,10 +96,11 @@ MJAPI int mjd_actuatorSlopes(const mjModel* m, const mjData* d, int i, mjtNum sl
 
 // Accuracy weight theta in (0, 1] that mjENBL_POSWEIGHT gives the term of actuator id (objtype
 // mjOBJ_ACTUATOR) or of the dof of scalar joint id (mjOBJ_JOINT); 1 for a term outside the scope
-// of K. A term is a fixed-tendon servo, or everything on one dof alone: the servos on its joint
-// and its spring, with the joint's damping (a joint servo has its dof's weight). theta is read
-// from a table at the term's natural frequency and damping ratio with the model's inverse weights
-// at qpos0 (dof_invweight0, tendon_invweight0; call mj_setConst after changing masses), then
+// of K. A term is a servo whose moment is a row on several dofs (a tendon, ball joint, site or
+// slider-crank), or everything on one dof alone: the servos on its hinge or slide and its spring,
+// with the joint's damping (a servo on one dof has its dof's weight). theta is read from a table
+// at the term's natural frequency and damping ratio with the model's inverse weights at qpos0
+// (dof_invweight0, tendon_invweight0, body_invweight0; call mj_setConst after changing masses), then
 // raised where the weighted step fails its stability gate at the current configuration (needs
 // mj_forward: qM, actuator_moment). Whether the flag is set does not matter: this is the weight
 // it would apply.

@@ -26,19 +26,6 @@
 #include "engine/engine_util_blas.h"
 #include "engine/engine_util_solve.h"
 
-// the dof of the moment of actuator i when it has one dof (a hinge or slide joint transmission),
-// -1 otherwise
-static int momentDof(const mjModel* m, int i) {
-  int trn = m->actuator_trntype[i], id = m->actuator_trnid[2*i];
-  if ((trn==mjTRN_JOINT || trn==mjTRN_JOINTINPARENT) &&
-      (m->jnt_type[id]==mjJNT_HINGE || m->jnt_type[id]==mjJNT_SLIDE)) {
-    return m->jnt_dofadr[id];
-  }
-  return -1;
-}
-
-
-
 // the step's forces, Euler: implicit joint damping, explicit actuators
 void mj_stepForceEuler(const mjModel* m, mjData* d, const mjtNum* qacc) {
   int nv = m->nv;
@@ -117,7 +104,7 @@ int mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
     }
 
     // moment times h*qacc: one dof, or the dense row; moment times v+ from actuator_velocity
-    int dof = momentDof(m, i);
+    int dof = mjd_actuatorDof(m, i);
     mjtNum mdv = h * (dof >= 0 ? moment[dof] * qacc[dof] : mju_dot(moment, qacc, nv));
     mjtNum dfk = k ? -k * h * (velocity[i] + mdv) : 0;
     mjtNum df = dfdv*mdv + dfk;
