@@ -171,17 +171,6 @@ static void addD(const mjData* d, mjtNum* matD, int r, int c, mjtNum val) {
 
 
 
-// the dof of actuator i when its moment is on one hinge or slide dof, -1 otherwise
-int mjd_actuatorDof(const mjModel* m, int i) {
-  int trn = m->actuator_trntype[i], id = m->actuator_trnid[2*i];
-  if ((trn==mjTRN_JOINT || trn==mjTRN_JOINTINPARENT) && isScalar(m, id)) {
-    return m->jnt_dofadr[id];
-  }
-  return -1;
-}
-
-
-
 // the deepest dof of the chain that holds the moment of actuator i in *leaf (-1 for none): its
 // joint's last dof, its tendon's (tendonLeaf), the bodies of its site and refsite or of its
 // slider-crank's sites; 0 if they lie on two branches, or for a body transmission

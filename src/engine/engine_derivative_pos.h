@@ -49,8 +49,16 @@ void mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
 void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,
                          mjtNum scl, mjtNum k);
 
-// the dof of actuator i when its moment is on one hinge or slide dof, -1 otherwise
-int mjd_actuatorDof(const mjModel* m, int i);
+// the dof of actuator i when its moment is on one hinge or slide dof, -1 otherwise (inline: the
+// step tests it for every actuator)
+static inline int mjd_actuatorDof(const mjModel* m, int i) {
+  int trn = m->actuator_trntype[i], id = m->actuator_trnid[2*i];
+  if ((trn==mjTRN_JOINT || trn==mjTRN_JOINTINPARENT) &&
+      (m->jnt_type[id]==mjJNT_HINGE || m->jnt_type[id]==mjJNT_SLIDE)) {
+    return m->jnt_dofadr[id];
+  }
+  return -1;
+}
 
 // scope of mjENBL_IMPLICITPOS for one actuator, joint spring or tendon: when each case applies
 // (why: mjd_posScopeReason)
