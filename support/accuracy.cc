@@ -120,7 +120,10 @@ std::vector<TunedServo> TuneServos(mjModel* m, const std::vector<double>& fn, do
     double inertia = 1 / invweight;
     TunedServo sv;
     sv.actuator = i;
-    sv.dof = m->actuator_trntype[i] == mjTRN_TENDON ? -1 : m->jnt_dofadr[m->actuator_trnid[2 * i]];
+    int trn = m->actuator_trntype[i], id = m->actuator_trnid[2 * i];
+    bool one_dof = (trn == mjTRN_JOINT || trn == mjTRN_JOINTINPARENT) &&
+                   (m->jnt_type[id] == mjJNT_HINGE || m->jnt_type[id] == mjJNT_SLIDE);
+    sv.dof = one_dof ? m->jnt_dofadr[id] : -1;
     sv.inertia = inertia;
     sv.target = d->actuator_length[i];
     servos.push_back(sv);

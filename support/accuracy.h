@@ -60,7 +60,7 @@ ChainSpec NamedChainSpec(const std::string& name);
 // 1e-4 ... 1e-2.
 ChainSpec RandomChainSpec(std::mt19937* rng);
 
-// A position servo of a tuned model: actuator, the dof it drives (-1 on a tendon), its
+// A position servo of a tuned model: actuator, the dof it drives (-1 but on a hinge or slide), its
 // reflected inertia 1/(m M^-1 m') at qpos0 and its set point (actuator_length at qpos0).
 struct TunedServo {
   int actuator;

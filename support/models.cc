@@ -166,7 +166,7 @@ std::string RowServoXml(const std::string& kind, double kp, double kv, double h,
   std::string actuators;
   if (kind == "site") {
     xml << "    <body><joint axis=\"0 0 1\"/><joint axis=\"0 1 0\"/><geom/>\n"
-        << "      <body pos=\"0.2 0 0\"><joint axis=\"0 1 0\"/><geom/>"
+        << "      <body pos=\"0.2 0 0\" euler=\"0 -40 0\"><joint axis=\"0 1 0\"/><geom/>"
         << "<site name=\"tip\" pos=\"0.2 0 0\"/></body>\n"
         << "    </body>\n";
     for (const char* g : gear) {

@@ -63,8 +63,9 @@ std::string BallRopeXml(int n, double stiffness, double damping, double h,
 
 // Servos whose moment is a row on several dofs of one chain, the Gauss-Newton terms of K (gravity
 // on, contact off, position servos of gain kp and damping kv, links of 0.2 m with armature 0.01):
-// - "site": a Cartesian servo, an arm of three hinges (z, y, y) whose tip site is held by three
-//   servos on a site transmission with a world refsite, gear x, y and z;
+// - "site": a Cartesian servo, an arm of three hinges (z, y, y; the elbow bent by 40 degrees at
+//   qpos0, off the singular stretched pose) whose tip site is held by three servos on a site
+//   transmission with a world refsite, gear x, y and z;
 // - "spatial": two hinges (y), a spatial tendon from a world site to each link's tip, a servo on
 //   each;
 // - "ball": a rope of three ball joints, each held by three servos, gear x, y and z.
