@@ -295,14 +295,17 @@ TEST_F(ImplicitPosRows, BadGainIsStocks) {
 // Catches: a moment on two branches taken into K, where its term would fall outside the pattern
 // of M (an error of addD), or a branch test that reads the wrong body: a site servo whose refsite
 // is on another branch, and a spatial tendon between two branches, are BRANCH; the same on one
-// chain are in K.
+// chain are in K; a site on bodies welded to a moving body (no joint of their own) counts as on
+// that body's chain.
 TEST_F(ImplicitPosRows, MomentOnTwoBranchesIsLeftOut) {
   const char* body =
       "<mujoco><option integrator=\"implicit\"/><worldbody>"
       "<body><joint axis=\"0 1 0\"/><geom size=\".1\"/><site name=\"a\"/>"
       "<body pos=\".3 0 0\"><joint axis=\"0 1 0\"/><geom size=\".1\"/><site name=\"a2\"/>"
       "</body></body>"
-      "<body pos=\"0 1 0\"><joint axis=\"0 1 0\"/><geom size=\".1\"/><site name=\"c\"/></body>"
+      "<body pos=\"0 1 0\"><joint axis=\"0 1 0\"/><geom size=\".1\"/><site name=\"c\"/>"
+      "<body pos=\".3 0 0\"><geom size=\".1\"/><body pos=\".3 0 0\"><geom size=\".1\"/>"
+      "<site name=\"welded\"/></body></body></body>"
       "</worldbody>";
   const struct {
     std::string elements;
@@ -316,6 +319,11 @@ TEST_F(ImplicitPosRows, MomentOnTwoBranchesIsLeftOut) {
        "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_BRANCH},
       {"<tendon><spatial name=\"t\"><site site=\"a\"/><site site=\"a2\"/></spatial></tendon>"
        "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_RESTORING},
+      // a site on bodies welded to a moving one: moved by that body's dofs
+      {"<tendon><spatial name=\"t\"><site site=\"a2\"/><site site=\"welded\"/></spatial>"
+       "</tendon><actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_BRANCH},
+      {"<actuator><position site=\"welded\" refsite=\"c\" gear=\"1 0 0 0 0 0\" kp=\"100\"/>"
+       "</actuator>", mjPOSSCOPE_RESTORING},
   };
   for (const auto& c : cases) {
     ModelPtr m = LoadModelOrFail(body + c.elements + "</mujoco>");
