@@ -296,7 +296,7 @@ TEST_F(ImplicitPosRows, BadGainIsStocks) {
 // of M (an error of addD), or a branch test that reads the wrong body: a site servo whose refsite
 // is on another branch, and a spatial tendon between two branches, are BRANCH; the same on one
 // chain are in K; a site on bodies welded to a moving body (no joint of their own) counts as on
-// that body's chain.
+// that body's chain; a slider-crank's two sites, likewise.
 TEST_F(ImplicitPosRows, MomentOnTwoBranchesIsLeftOut) {
   const char* body =
       "<mujoco><option integrator=\"implicit\"/><worldbody>"
@@ -324,6 +324,11 @@ TEST_F(ImplicitPosRows, MomentOnTwoBranchesIsLeftOut) {
        "</tendon><actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_BRANCH},
       {"<actuator><position site=\"welded\" refsite=\"c\" gear=\"1 0 0 0 0 0\" kp=\"100\"/>"
        "</actuator>", mjPOSSCOPE_RESTORING},
+      // slider-cranks: their two sites
+      {"<actuator><position cranksite=\"a2\" slidersite=\"a\" cranklength=\"1\" kp=\"100\"/>"
+       "</actuator>", mjPOSSCOPE_RESTORING},
+      {"<actuator><position cranksite=\"a2\" slidersite=\"c\" cranklength=\"2\" kp=\"100\"/>"
+       "</actuator>", mjPOSSCOPE_BRANCH},
   };
   for (const auto& c : cases) {
     ModelPtr m = LoadModelOrFail(body + c.elements + "</mujoco>");
