@@ -306,6 +306,7 @@ TEST_F(ImplicitPosRows, MomentOnTwoBranchesIsLeftOut) {
       "<body pos=\"0 1 0\"><joint axis=\"0 1 0\"/><geom size=\".1\"/><site name=\"c\"/>"
       "<body pos=\".3 0 0\"><geom size=\".1\"/><body pos=\".3 0 0\"><geom size=\".1\"/>"
       "<site name=\"welded\"/></body></body></body>"
+      "<site name=\"w\" pos=\"0 0 1\"/>"
       "</worldbody>";
   const struct {
     std::string elements;
@@ -318,6 +319,9 @@ TEST_F(ImplicitPosRows, MomentOnTwoBranchesIsLeftOut) {
       {"<tendon><spatial name=\"t\"><site site=\"a2\"/><site site=\"c\"/></spatial></tendon>"
        "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_BRANCH},
       {"<tendon><spatial name=\"t\"><site site=\"a\"/><site site=\"a2\"/></spatial></tendon>"
+       "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_RESTORING},
+      // a site of the world: moved by no dof, on every chain
+      {"<tendon><spatial name=\"t\"><site site=\"w\"/><site site=\"c\"/></spatial></tendon>"
        "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_RESTORING},
       // a site on bodies welded to a moving one: moved by that body's dofs
       {"<tendon><spatial name=\"t\"><site site=\"a2\"/><site site=\"welded\"/></spatial>"
