@@ -320,6 +320,9 @@ TEST_F(ImplicitPosRows, MomentOnTwoBranchesIsLeftOut) {
        "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_BRANCH},
       {"<tendon><spatial name=\"t\"><site site=\"a\"/><site site=\"a2\"/></spatial></tendon>"
        "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_RESTORING},
+      // the branches met in the other order: the first dof (of a) after the other branch's
+      {"<tendon><spatial name=\"t\"><site site=\"c\"/><site site=\"a\"/></spatial></tendon>"
+       "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_BRANCH},
       // a site of the world: moved by no dof, on every chain
       {"<tendon><spatial name=\"t\"><site site=\"w\"/><site site=\"c\"/></spatial></tendon>"
        "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_RESTORING},
