@@ -150,6 +150,21 @@ inline KError KAgainstFiniteDifference(const mjModel* m, mjData* d, double eps) 
   return error;
 }
 
+// The model of xml after n steps from the state start(m, d) sets, flag on or off, with the
+// accuracy weights or not; false if it warned (inside a WarningCapture) or left a non-finite
+// state (StepStable).
+template <typename Start>
+bool StableFrom(const std::string& xml, bool flag, bool weighted, int n, Start start) {
+  ModelPtr m = LoadModelOrFail(xml);
+  if (!m) return false;
+  SetEnable(m.get(), mjENBL_IMPLICITPOS, flag);
+  SetEnable(m.get(), mjENBL_POSWEIGHT, weighted);
+  DataPtr d(mj_makeData(m.get()));
+  start(m.get(), d.get());
+  WarningCapture capture;
+  return StepStable(m.get(), d.get(), n);
+}
+
 // A general actuator on target (e.g. joint="a"): affine gain [g0 g1 0], (g0 + g1*length)*input,
 // and affine bias [0 b1 b2], b1*length + b2*velocity; extra: more attributes.
 inline std::string AffineActuator(const std::string& target, double g0, double g1, double b1,

@@ -104,17 +104,11 @@ TEST_F(ImplicitPosJoints, RotationAwayFromRestLeavesOutHalfTheAngle) {
   }
 }
 
-// the model after n steps at stiffness k, flag on or off, with the weights or not; false if it
-// warned or left a non-finite state
+// the model after n steps from joint velocities, flag on or off, with the weights or not
 bool Stable(const std::string& xml, bool flag, bool weighted, int n) {
-  ModelPtr m = LoadModelOrFail(xml);
-  if (!m) return false;
-  SetEnable(m.get(), mjENBL_IMPLICITPOS, flag);
-  SetEnable(m.get(), mjENBL_POSWEIGHT, weighted);
-  DataPtr d(mj_makeData(m.get()));
-  for (int i = 0; i < m->nv; ++i) d->qvel[i] = 0.5 * std::sin(1.0 + i);
-  WarningCapture capture;
-  return StepStable(m.get(), d.get(), n);
+  return StableFrom(xml, flag, weighted, n, [](const mjModel* m, mjData* d) {
+    for (int i = 0; i < m->nv; ++i) d->qvel[i] = 0.5 * std::sin(1.0 + i);
+  });
 }
 
 // Catches: the springs of ball and free joints left explicit. At 5 ms and every stiffness from

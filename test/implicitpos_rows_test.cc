@@ -150,17 +150,12 @@ TEST_F(ImplicitPosRows, BallServoAwayFromRestLeavesOutHalfTheAngle) {
 
 // the model after n steps, flag on or off, with the weights or not, from a moving start with the
 // servos' targets at their lengths (a target error e would make stock's start-of-step check of
-// qacc warn once kp e / I passes mjMAXVAL); false if it warned or left a non-finite state
+// qacc warn once kp e / I passes mjMAXVAL)
 bool Stable(const std::string& xml, bool flag, bool weighted, int n) {
-  ModelPtr m = LoadModelOrFail(xml);
-  if (!m) return false;
-  SetEnable(m.get(), mjENBL_IMPLICITPOS, flag);
-  SetEnable(m.get(), mjENBL_POSWEIGHT, weighted);
-  DataPtr d(mj_makeData(m.get()));
-  SetPosture(m.get(), d.get());
-  HoldPose(m.get(), d.get());
-  WarningCapture capture;
-  return StepStable(m.get(), d.get(), n);
+  return StableFrom(xml, flag, weighted, n, [](const mjModel* m, mjData* d) {
+    SetPosture(m, d);
+    HoldPose(m, d);
+  });
 }
 
 // Catches: a row term left explicit, or one the weights make unstable. At 5 ms and every gain
