@@ -198,21 +198,10 @@ static int actuatorLeaf(const mjModel* m, int i, int* leaf) {
 
 
 
-// add scl*(k*moment)'*moment of actuator i to the D-sparse matD: one diagonal element for a
-// hinge or slide, else the dense block on the chain that holds its moment (in the pattern of M)
-void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,
-                         mjtNum scl, mjtNum k) {
-  const mjtNum* moment = d->actuator_moment + i*m->nv;
-  int leaf = mjd_actuatorDof(m, i);
-
-  // one dof: one diagonal element
-  if (leaf >= 0) {
-    addD(d, matD, leaf, leaf, scl * (k * moment[leaf] * moment[leaf]));
-    return;
-  }
-
-  // a chain: each pair of its dofs with a moment, the deeper (a) and its ancestor (b)
-  actuatorLeaf(m, i, &leaf);
+// add scl*(k*moment)'*moment to the D-sparse matD for a moment row on the chain that ends at dof
+// leaf (actuatorLeaf): each pair of its dofs with a moment, the deeper (a) and its ancestor (b)
+static void addChainTerm(const mjModel* m, const mjData* d, mjtNum* matD, const mjtNum* moment,
+                         int leaf, mjtNum scl, mjtNum k) {
   for (int a=leaf; a>=0; a=m->dof_parentid[a]) {
     if (moment[a]==0) {
       continue;
@@ -226,6 +215,26 @@ void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,
       }
     }
   }
+}
+
+
+
+// add scl*(k*moment)'*moment of actuator i to the D-sparse matD: one diagonal element for a
+// hinge or slide, else the dense block on the chain that holds its moment (in the pattern of M)
+void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,
+                         mjtNum scl, mjtNum k) {
+  const mjtNum* moment = d->actuator_moment + i*m->nv;
+  int leaf = mjd_actuatorDof(m, i);
+
+  // one dof: one diagonal element
+  if (leaf >= 0) {
+    addD(d, matD, leaf, leaf, scl * (k * moment[leaf] * moment[leaf]));
+    return;
+  }
+
+  // a chain
+  actuatorLeaf(m, i, &leaf);
+  addChainTerm(m, d, matD, moment, leaf, scl, k);
 }
 
 
@@ -974,7 +983,7 @@ static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
 
     // the dense block on the chain's dofs, within the D pattern
     if (matD) {
-      mjd_addActuatorTerm(m, d, matD, i, sclK, -slope);
+      addChainTerm(m, d, matD, moment, leaf, sclK, -slope);
     }
   }
 }
