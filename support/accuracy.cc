@@ -55,8 +55,11 @@ std::string ChainSpecXml(const ChainSpec& spec, double h) {
     xml << "  <tendon><fixed name=\"t\"><joint joint=\"j" << spec.tendon << "\" coef=\"1\"/>"
         << "<joint joint=\"j" << spec.tendon + 1 << "\" coef=\"-0.5\"/></fixed></tendon>\n";
   }
-  const char* tendon_servo =
-      "    <general tendon=\"t\" gainprm=\"1\" biastype=\"affine\" biasprm=\"0 -1 0\"/>\n";
+  std::ostringstream servo;
+  servo.precision(10);
+  servo << "    <general tendon=\"t\" gear=\"" << spec.tendon_gear
+        << "\" gainprm=\"1\" biastype=\"affine\" biasprm=\"0 -1 0\"/>\n";
+  const std::string tendon_servo = servo.str();
   xml << "  <actuator>\n";
   if (spec.tendon >= 0 && spec.tendon_first) xml << tendon_servo;
   for (int i = 0; i < spec.n; ++i) {

@@ -35,7 +35,8 @@ namespace mjpos {
 // A serial chain of n capsule links for the coupled studies: joint i a hinge (axes alternating y
 // and z) or, where slide[i], a slide along the link; joint i driven by a position servo with gear
 // gear[i]; where tendon >= 0 also a servo on a fixed tendon over joints tendon and tendon + 1
-// (coefficients 1 and -0.5), the last actuator or, where tendon_first, the first. Link lengths and
+// (coefficients 1 and -0.5) with gear tendon_gear, the last actuator or, where tendon_first, the
+// first. Link lengths and
 // masses are given per link; gravity on, contact off, armature `armature` on every joint, timestep
 // h. Gains are set by TuneServos.
 struct ChainSpec {
@@ -46,6 +47,7 @@ struct ChainSpec {
   std::vector<double> mass;     // n entries (default: 0.5)
   int tendon = -1;
   bool tendon_first = false;
+  double tendon_gear = 1;
   double armature = 0;
 };
 std::string ChainSpecXml(const ChainSpec& spec, double h);

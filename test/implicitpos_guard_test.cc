@@ -1170,8 +1170,8 @@ Terms DocumentedTerms(const mjModel* m, const mjData* d) {
 // damping), a wrong inverse weight (dof_invweight0, tendon_invweight0 through the gear), a
 // weight applied to K other than per term, or the gate's matrix wrong (a term's risk, a tendon's
 // block on M's sparsity, the armature bound taken for the factorization, an actuator's term left
-// out of the gate's raise): on random chains with gears, slides and tendon servos (first or last of
-// the actuators), tuned per joint near the coupled cap, the weight of every term
+// out of the gate's raise): on random chains with gears, slides and geared tendon servos (first or
+// last of the actuators), tuned per joint near the coupled cap, the weight of every term
 // (mjd_posWeight) is the documented one, the gate's outcome that of a dense Cholesky factorization,
 // and the weighted K is the sum of the weighted terms. Both outcomes of the gate occur.
 TEST_F(ImplicitPosGuardWeight, WeightsAreTheDocumentedOnes) {
@@ -1182,6 +1182,7 @@ TEST_F(ImplicitPosGuardWeight, WeightsAreTheDocumentedOnes) {
   for (int c = 0; c < 60; ++c) {
     ChainSpec spec = RandomChainSpec(&rng);
     spec.tendon_first = c % 2;  // a tendon servo first and last: every actuator's term is read
+    spec.tendon_gear = 0.5 + 0.75 * (c % 4);  // its inverse weight through the gear
     double h = std::pow(10.0, -3 + unit(rng)), hw = 0.4 + 2 * unit(rng);
     ModelPtr m = LoadModelOrFail(ChainSpecXml(spec, h));
     ASSERT_NE(m, nullptr);
