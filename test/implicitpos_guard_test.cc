@@ -311,12 +311,14 @@ TEST_F(ImplicitPosGuardInput, ReadsNothingPastTheEnd) {
 
 // Catches: mj_resetData's pass over the tendons (mj_setTendonPosScope) writing one scope past
 // the end of d->ten_posscope, into the next array of mjData: the array is replaced by a copy one
-// element longer whose last element must survive the reset.
+// element longer whose last element must survive the reset. And a tendon's chain read past its own
+// wraps (tendonLeaf): tendon t, on one chain, is followed by u, whose first joint is on another
+// branch.
 TEST_F(ImplicitPosGuardInput, TendonScopeWritesNothingPastTheEnd) {
   const std::string tendons =
       "  <tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"b\" "
-      "coef=\"0.5\"/></fixed><fixed name=\"u\"><joint joint=\"a\" coef=\"1\"/>"
-      "<joint joint=\"c\" coef=\"1\"/></fixed></tendon>\n";
+      "coef=\"0.5\"/></fixed><fixed name=\"u\"><joint joint=\"c\" coef=\"1\"/>"
+      "<joint joint=\"a\" coef=\"1\"/></fixed></tendon>\n";
   ModelPtr m = LoadModelOrFail(Model(tendons));
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
@@ -1649,6 +1651,68 @@ TEST_F(ImplicitPosGuardWeight, TendonMomentCountsInTheArmatureBound) {
     double w = t.dof[j] >= 0 ? mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0)
                              : mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 0);
     EXPECT_NEAR(w, theta[j], 1e-12) << "term " << j;
+  }
+}
+
+// Catches: the inverse weight at qpos0 of a servo's moment row (rowInvweight0) other than the
+// documented one: a ball joint's three dofs, each through its gear (and no dof past them); the
+// bodies of a site and of its refsite, through the translational and the rotational gears; a
+// spatial tendon's, through its gear. Each servo, the only one with a gain, is tuned to h w_n 3
+// at the documented inverse weight, above stock's cap, where its weight depends on it. A motor
+// comes first, so that no servo is actuator 0.
+TEST_F(ImplicitPosGuardWeight, RowInverseWeightIsTheDocumentedOne) {
+  ModelPtr m = LoadModelOrFail(
+      "<mujoco><option timestep=\"0.005\"/><default><geom type=\"capsule\" size=\".03\" "
+      "fromto=\"0 0 0 .25 0 0\"/></default><worldbody><site name=\"w\" pos=\"0 0 .5\"/>"
+      "<body><joint name=\"a\" axis=\"0 1 0\"/><geom/><site name=\"ref\" pos=\".1 0 0\"/>"
+      "<body pos=\".25 0 0\"><joint name=\"b\" type=\"ball\"/><geom/>"
+      "<site name=\"tip\" pos=\".25 0 0\"/>"
+      "<body pos=\".25 0 0\"><joint name=\"c\" axis=\"0 0 1\"/><geom mass=\"3\"/></body>"
+      "</body></body></worldbody>"
+      "<tendon><spatial name=\"t\"><site site=\"w\"/><site site=\"tip\"/></spatial></tendon>"
+      "<actuator><motor joint=\"a\"/>"
+      "<general site=\"tip\" refsite=\"ref\" gear=\"1 0.5 0 0 0.3 0\" biastype=\"affine\"/>"
+      "<general joint=\"b\" gear=\"1 0.5 2 0.7 0 0\" biastype=\"affine\"/>"
+      "<general tendon=\"t\" gear=\"1.7\" biastype=\"affine\"/></actuator></mujoco>");
+  ASSERT_NE(m, nullptr);
+  const double h = m->opt.timestep;
+  const mjtNum* bw = m->body_invweight0;
+  auto body = [&](int site) { return m->site_bodyid[site]; };
+  auto g = [&](int i, int k) { return m->actuator_gear[6 * i + k]; };
+
+  // the documented inverse weights of actuators 1 (site), 2 (ball joint), 3 (tendon)
+  double invweight[4] = {0, 0, 0, 0};
+  for (int site : {m->actuator_trnid[2], m->actuator_trnid[3]}) {
+    for (int k = 0; k < 3; ++k) {
+      invweight[1] += g(1, k) * g(1, k) * bw[2 * body(site)] +
+                      g(1, k + 3) * g(1, k + 3) * bw[2 * body(site) + 1];
+    }
+  }
+  for (int k = 0; k < 3; ++k) {
+    invweight[2] += g(2, k) * g(2, k) * m->dof_invweight0[m->jnt_dofadr[m->actuator_trnid[4]] + k];
+  }
+  invweight[3] = g(3, 0) * g(3, 0) * m->tendon_invweight0[m->actuator_trnid[6]];
+  ASSERT_NE(body(m->actuator_trnid[2]), body(m->actuator_trnid[3]));
+
+  SetEnable(m.get(), mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, true);
+  DataPtr d(mj_makeData(m.get()));
+  for (int i = 1; i < 4; ++i) {
+    ASSERT_GT(invweight[i], 0);
+    const double k = 9 / (h * h * invweight[i]);
+    for (int j = 1; j < 4; ++j) {
+      m->actuator_gainprm[mjNGAIN * j] = j == i ? k : 0;
+      m->actuator_biasprm[mjNBIAS * j + 1] = j == i ? -k : 0;
+    }
+    mj_resetData(m.get(), d.get());
+    mj_forward(m.get(), d.get());
+    ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), i, nullptr), mjPOSSCOPE_RESTORING) << i;
+    std::vector<std::vector<double>> row = {
+        std::vector<double>(d->actuator_moment + i * m->nv, d->actuator_moment + (i + 1) * m->nv)};
+    double expected = DocumentedWeights(m.get(), d.get(), row, {k}, {0}, {invweight[i]})[0];
+    double other = DocumentedWeights(m.get(), d.get(), row, {k}, {0}, {1.1 * invweight[i]})[0];
+    ASSERT_GT(std::abs(other - expected), 1e-3) << "actuator " << i;  // the weight sees it
+    EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, i), expected, 1e-12)
+        << "actuator " << i;
   }
 }
 

@@ -57,16 +57,24 @@ class ImplicitPosRows : public MujocoTest {};
 // Catches: a row term missing from K or from its shift, on a dof or a pair of dofs of its chain,
 // or with a wrong slope. With every servo at its target and no damping the forces are zero, and
 // -slope m'm is the whole derivative where m is the gradient of the length: the spatial tendons
-// and the site with a world refsite anywhere, the ball joints at their rest (qpos0).
+// and the site with a world refsite anywhere, the ball joints at their rest (qpos0), their gears
+// in the joint's frame and in its parent's (jointinparent).
 TEST_F(ImplicitPosRows, TermIsTheFiniteDifferenceWhereTheForceIsZero) {
-  for (const char* kind : kKinds) {
+  for (std::string label : {"site", "spatial", "ball", "ball in parent"}) {
+    bool in_parent = label == "ball in parent";
+    std::string kind = in_parent ? "ball" : label;
     for (double kp : {1.0, 1e3, 1e6}) {
-      ModelPtr m = LoadModelOrFail(RowServoXml(kind, kp, 0, kH));
+      std::string xml = RowServoXml(kind, kp, 0, kH);
+      for (size_t at = 0; in_parent && (at = xml.find("<general joint=")) != std::string::npos;) {
+        xml.replace(at, 15, "<general jointinparent=");
+      }
+      ModelPtr m = LoadModelOrFail(xml);
       ASSERT_NE(m, nullptr);
       m->opt.gravity[2] = 0;
       for (int j = 0; j < m->njnt; ++j) m->dof_damping[m->jnt_dofadr[j]] = 0;
+      ASSERT_EQ(m->actuator_trntype[0], in_parent ? mjTRN_JOINTINPARENT : m->actuator_trntype[0]);
       DataPtr d(mj_makeData(m.get()));
-      if (std::string(kind) != "ball") {
+      if (kind != "ball") {
         SetPosture(m.get(), d.get());
       } else {
         for (int i = 0; i < m->nv; ++i) d->qvel[i] = 0.5 * std::sin(1.0 + i);
@@ -75,9 +83,9 @@ TEST_F(ImplicitPosRows, TermIsTheFiniteDifferenceWhereTheForceIsZero) {
       HoldPose(m.get(), d.get());
       mj_forward(m.get(), d.get());
       KError error = KAgainstFiniteDifference(m.get(), d.get(), 1e-6);
-      EXPECT_GT(error.scale, 0.01 * kp) << kind << ": nothing compared, kp " << kp;
-      EXPECT_LE(error.k, 1e-6) << kind << " kp " << kp;
-      EXPECT_LE(error.kv, 1e-6) << kind << " kp " << kp;
+      EXPECT_GT(error.scale, 0.01 * kp) << label << ": nothing compared, kp " << kp;
+      EXPECT_LE(error.k, 1e-6) << label << " kp " << kp;
+      EXPECT_LE(error.kv, 1e-6) << label << " kp " << kp;
     }
   }
 }
@@ -291,16 +299,19 @@ TEST_F(ImplicitPosRows, BadGainIsStocks) {
 // of M (an error of addD), or a branch test that reads the wrong body: a site servo whose refsite
 // is on another branch, and a spatial tendon between two branches, are BRANCH; the same on one
 // chain are in K; a site on bodies welded to a moving body (no joint of their own) counts as on
-// that body's chain; a slider-crank's two sites, likewise.
+// that body's chain; a slider-crank's two sites, likewise; a sphere or cylinder a spatial tendon
+// wraps counts by its body, a pulley by none. Each servo follows a motor (it is actuator 1, so
+// that its refsite is not read at actuator 0's index).
 TEST_F(ImplicitPosRows, MomentOnTwoBranchesIsLeftOut) {
   const char* body =
       "<mujoco><option integrator=\"implicit\"/><worldbody>"
       "<body><joint axis=\"0 1 0\"/><geom size=\".1\"/><site name=\"a\"/>"
       "<body pos=\".3 0 0\"><joint axis=\"0 1 0\"/><geom size=\".1\"/><site name=\"a2\"/>"
       "</body></body>"
-      "<body pos=\"0 1 0\"><joint axis=\"0 1 0\"/><geom size=\".1\"/><site name=\"c\"/>"
-      "<body pos=\".3 0 0\"><geom size=\".1\"/><body pos=\".3 0 0\"><geom size=\".1\"/>"
-      "<site name=\"welded\"/></body></body></body>"
+      "<body pos=\"0 1 0\"><joint name=\"jc\" axis=\"0 1 0\"/><geom name=\"sphere\" "
+      "size=\".1\"/><site name=\"c\"/>"
+      "<body pos=\".3 0 0\"><geom size=\".1\"/><body pos=\".3 0 0\"><geom name=\"cylinder\" "
+      "type=\"cylinder\" size=\".1 .1\"/><site name=\"welded\"/></body></body></body>"
       "<site name=\"w\" pos=\"0 0 1\"/>"
       "</worldbody>";
   const struct {
@@ -311,6 +322,9 @@ TEST_F(ImplicitPosRows, MomentOnTwoBranchesIsLeftOut) {
        "</actuator>", mjPOSSCOPE_BRANCH},
       {"<actuator><position site=\"a2\" refsite=\"a\" gear=\"1 0 0 0 0 0\" kp=\"100\"/>"
        "</actuator>", mjPOSSCOPE_RESTORING},
+      // a refsite of id 0 (site a)
+      {"<actuator><position site=\"c\" refsite=\"a\" gear=\"1 0 0 0 0 0\" kp=\"100\"/>"
+       "</actuator>", mjPOSSCOPE_BRANCH},
       {"<tendon><spatial name=\"t\"><site site=\"a2\"/><site site=\"c\"/></spatial></tendon>"
        "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_BRANCH},
       {"<tendon><spatial name=\"t\"><site site=\"a\"/><site site=\"a2\"/></spatial></tendon>"
@@ -331,14 +345,27 @@ TEST_F(ImplicitPosRows, MomentOnTwoBranchesIsLeftOut) {
        "</actuator>", mjPOSSCOPE_RESTORING},
       {"<actuator><position cranksite=\"a2\" slidersite=\"c\" cranklength=\"2\" kp=\"100\"/>"
        "</actuator>", mjPOSSCOPE_BRANCH},
+      // wrapping geoms on the other branch: a sphere, a cylinder (on welded bodies)
+      {"<tendon><spatial name=\"t\"><site site=\"a\"/><geom geom=\"sphere\"/><site site=\"a2\"/>"
+       "</spatial></tendon><actuator><position tendon=\"t\" kp=\"100\"/></actuator>",
+       mjPOSSCOPE_BRANCH},
+      {"<tendon><spatial name=\"t\"><site site=\"a\"/><geom geom=\"cylinder\"/>"
+       "<site site=\"a2\"/></spatial></tendon>"
+       "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_BRANCH},
+      // a pulley, on the branch of neither dof 0 nor dof 1
+      {"<tendon><spatial name=\"t\"><site site=\"w\"/><site site=\"c\"/><pulley divisor=\"2\"/>"
+       "<site site=\"w\"/><site site=\"welded\"/></spatial></tendon>"
+       "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_RESTORING},
   };
   for (const auto& c : cases) {
-    ModelPtr m = LoadModelOrFail(body + c.elements + "</mujoco>");
+    std::string elements = c.elements;
+    elements.replace(elements.find("<actuator>"), 10, "<actuator><motor joint=\"jc\"/>");
+    ModelPtr m = LoadModelOrFail(body + elements + "</mujoco>");
     ASSERT_NE(m, nullptr);
     DataPtr d(mj_makeData(m.get()));
     SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
     SetPosture(m.get(), d.get());
-    EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), c.scope) << c.elements;
+    EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 1, nullptr), c.scope) << c.elements;
     for (int t = 0; t < 5; ++t) mj_step(m.get(), d.get());
   }
 }
