@@ -613,11 +613,9 @@ static mjtNum rowInvweight0(const mjModel* m, int i) {
     return w;
 
   default:
+    // a site and its refsite, or a slider-crank's two sites (a site in scope has its refsite)
     for (int s=0; s<2; s++) {
       int b = m->site_bodyid[s ? id2 : id];
-      if (s && id2 < 0) {
-        break;
-      }
       for (int k=0; k<3; k++) {
         w += gear[k] * gear[k] * m->body_invweight0[2*b] +
              gear[k+3] * gear[k+3] * m->body_invweight0[2*b+1];
