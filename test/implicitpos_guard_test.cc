@@ -1656,20 +1656,20 @@ TEST_F(ImplicitPosGuardWeight, TendonMomentCountsInTheArmatureBound) {
 
 // Catches: the inverse weight at qpos0 of a servo's moment row (rowInvweight0) other than the
 // documented one: a ball joint's three dofs, each through its gear (and no dof past them); the
-// bodies of a site and of its refsite, through the translational and the rotational gears; a
-// spatial tendon's, through its gear. Each servo, the only one with a gain, is tuned to h w_n 3
+// bodies of a site and of its refsite (site 0), through the translational and the rotational
+// gears; a spatial tendon's, through its gear. Each servo, the only one with a gain, is tuned to h w_n 3
 // at the documented inverse weight, above stock's cap, where its weight depends on it. A motor
 // comes first, so that no servo is actuator 0.
 TEST_F(ImplicitPosGuardWeight, RowInverseWeightIsTheDocumentedOne) {
   ModelPtr m = LoadModelOrFail(
       "<mujoco><option timestep=\"0.005\"/><default><geom type=\"capsule\" size=\".03\" "
-      "fromto=\"0 0 0 .25 0 0\"/></default><worldbody><site name=\"w\" pos=\"0 0 .5\"/>"
-      "<body><joint name=\"a\" axis=\"0 1 0\"/><geom/><site name=\"ref\" pos=\".1 0 0\"/>"
+      "fromto=\"0 0 0 .25 0 0\"/></default><worldbody>"
+      "<body><joint name=\"a\" axis=\"0 1 0\"/><geom/><site name=\"ref\" pos=\".1 0 .05\"/>"
       "<body pos=\".25 0 0\"><joint name=\"b\" type=\"ball\"/><geom/>"
       "<site name=\"tip\" pos=\".25 0 0\"/>"
       "<body pos=\".25 0 0\"><joint name=\"c\" axis=\"0 0 1\"/><geom mass=\"3\"/></body>"
       "</body></body></worldbody>"
-      "<tendon><spatial name=\"t\"><site site=\"w\"/><site site=\"tip\"/></spatial></tendon>"
+      "<tendon><spatial name=\"t\"><site site=\"ref\"/><site site=\"tip\"/></spatial></tendon>"
       "<actuator><motor joint=\"a\"/>"
       "<general site=\"tip\" refsite=\"ref\" gear=\"1 0.5 0 0 0.3 0\" biastype=\"affine\"/>"
       "<general joint=\"b\" gear=\"1 0.5 2 0.7 0 0\" biastype=\"affine\"/>"
@@ -1693,6 +1693,7 @@ TEST_F(ImplicitPosGuardWeight, RowInverseWeightIsTheDocumentedOne) {
   }
   invweight[3] = g(3, 0) * g(3, 0) * m->tendon_invweight0[m->actuator_trnid[6]];
   ASSERT_NE(body(m->actuator_trnid[2]), body(m->actuator_trnid[3]));
+  ASSERT_EQ(m->actuator_trnid[3], 0);
 
   SetEnable(m.get(), mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, true);
   DataPtr d(mj_makeData(m.get()));
