@@ -1655,7 +1655,8 @@ TEST_F(ImplicitPosGuardWeight, TendonMomentCountsInTheArmatureBound) {
 }
 
 // Catches: the inverse weight at qpos0 of a servo's moment row (rowInvweight0) other than the
-// documented one: a ball joint's three dofs, each through its gear (and no dof past them); the
+// documented one: a ball joint's three dofs, each through its gear (and no dof past them), its
+// gear in the joint's frame or in its parent's (jointinparent); the
 // bodies of a site and of its refsite (site 0), through the translational and the rotational
 // gears; a spatial tendon's, through its gear. Each servo, the only one with a gain, is tuned to h w_n 3
 // at the documented inverse weight, above stock's cap, where its weight depends on it. A motor
@@ -1673,23 +1674,26 @@ TEST_F(ImplicitPosGuardWeight, RowInverseWeightIsTheDocumentedOne) {
       "<actuator><motor joint=\"a\"/>"
       "<general site=\"tip\" refsite=\"ref\" gear=\"1 0.5 0 0 0.3 0\" biastype=\"affine\"/>"
       "<general joint=\"b\" gear=\"1 0.5 2 0.7 0 0\" biastype=\"affine\"/>"
-      "<general tendon=\"t\" gear=\"1.7\" biastype=\"affine\"/></actuator></mujoco>");
+      "<general tendon=\"t\" gear=\"1.7\" biastype=\"affine\"/>"
+      "<general jointinparent=\"b\" gear=\"0.6 1.2 0.4 0 0 0\" biastype=\"affine\"/>"
+      "</actuator></mujoco>");
   ASSERT_NE(m, nullptr);
   const double h = m->opt.timestep;
   const mjtNum* bw = m->body_invweight0;
   auto body = [&](int site) { return m->site_bodyid[site]; };
   auto g = [&](int i, int k) { return m->actuator_gear[6 * i + k]; };
 
-  // the documented inverse weights of actuators 1 (site), 2 (ball joint), 3 (tendon)
-  double invweight[4] = {0, 0, 0, 0};
+  // the documented inverse weights of actuators 1 (site), 2 and 4 (ball joint), 3 (tendon)
+  double invweight[5] = {0, 0, 0, 0, 0};
   for (int site : {m->actuator_trnid[2], m->actuator_trnid[3]}) {
     for (int k = 0; k < 3; ++k) {
       invweight[1] += g(1, k) * g(1, k) * bw[2 * body(site)] +
                       g(1, k + 3) * g(1, k + 3) * bw[2 * body(site) + 1];
     }
   }
-  for (int k = 0; k < 3; ++k) {
-    invweight[2] += g(2, k) * g(2, k) * m->dof_invweight0[m->jnt_dofadr[m->actuator_trnid[4]] + k];
+  for (int i : {2, 4}) {
+    const mjtNum* dw = m->dof_invweight0 + m->jnt_dofadr[m->actuator_trnid[2 * i]];
+    for (int k = 0; k < 3; ++k) invweight[i] += g(i, k) * g(i, k) * dw[k];
   }
   invweight[3] = g(3, 0) * g(3, 0) * m->tendon_invweight0[m->actuator_trnid[6]];
   ASSERT_NE(body(m->actuator_trnid[2]), body(m->actuator_trnid[3]));
@@ -1697,10 +1701,10 @@ TEST_F(ImplicitPosGuardWeight, RowInverseWeightIsTheDocumentedOne) {
 
   SetEnable(m.get(), mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, true);
   DataPtr d(mj_makeData(m.get()));
-  for (int i = 1; i < 4; ++i) {
+  for (int i = 1; i < 5; ++i) {
     ASSERT_GT(invweight[i], 0);
     const double k = 9 / (h * h * invweight[i]);
-    for (int j = 1; j < 4; ++j) {
+    for (int j = 1; j < 5; ++j) {
       m->actuator_gainprm[mjNGAIN * j] = j == i ? k : 0;
       m->actuator_biasprm[mjNBIAS * j + 1] = j == i ? -k : 0;
     }

@@ -312,7 +312,7 @@ TEST_F(ImplicitPosRows, MomentOnTwoBranchesIsLeftOut) {
       "size=\".1\"/><site name=\"c\"/>"
       "<body pos=\".3 0 0\"><geom size=\".1\"/><body pos=\".3 0 0\"><geom name=\"cylinder\" "
       "type=\"cylinder\" size=\".1 .1\"/><site name=\"welded\"/></body></body></body>"
-      "<site name=\"w\" pos=\"0 0 1\"/>"
+      "<body pos=\"0 0 1\"><site name=\"w\"/></body>"
       "</worldbody>";
   const struct {
     std::string elements;
@@ -322,7 +322,7 @@ TEST_F(ImplicitPosRows, MomentOnTwoBranchesIsLeftOut) {
        "</actuator>", mjPOSSCOPE_BRANCH},
       {"<actuator><position site=\"a2\" refsite=\"a\" gear=\"1 0 0 0 0 0\" kp=\"100\"/>"
        "</actuator>", mjPOSSCOPE_RESTORING},
-      // a refsite of id 0 (site a)
+      // a refsite of id 0 (site a: no site is on the world body)
       {"<actuator><position site=\"c\" refsite=\"a\" gear=\"1 0 0 0 0 0\" kp=\"100\"/>"
        "</actuator>", mjPOSSCOPE_BRANCH},
       {"<tendon><spatial name=\"t\"><site site=\"a2\"/><site site=\"c\"/></spatial></tendon>"
@@ -332,7 +332,7 @@ TEST_F(ImplicitPosRows, MomentOnTwoBranchesIsLeftOut) {
       // the branches met in the other order: the first dof (of a) after the other branch's
       {"<tendon><spatial name=\"t\"><site site=\"c\"/><site site=\"a\"/></spatial></tendon>"
        "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_BRANCH},
-      // a site of the world: moved by no dof, on every chain
+      // a site on a body welded to the world: moved by no dof, on every chain
       {"<tendon><spatial name=\"t\"><site site=\"w\"/><site site=\"c\"/></spatial></tendon>"
        "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_RESTORING},
       // a site on bodies welded to a moving one: moved by that body's dofs
@@ -362,6 +362,7 @@ TEST_F(ImplicitPosRows, MomentOnTwoBranchesIsLeftOut) {
     elements.replace(elements.find("<actuator>"), 10, "<actuator><motor joint=\"jc\"/>");
     ModelPtr m = LoadModelOrFail(body + elements + "</mujoco>");
     ASSERT_NE(m, nullptr);
+    ASSERT_EQ(mj_name2id(m.get(), mjOBJ_SITE, "a"), 0);
     DataPtr d(mj_makeData(m.get()));
     SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
     SetPosture(m.get(), d.get());
