@@ -1615,24 +1615,27 @@ TEST_F(ImplicitPosGuardWeight, SingularGateFails) {
 // mom^2), or its risk left out of the bound where it is at most 1: a spring (risk ~3 M) and a
 // servo on a fixed tendon over the same hinge, geared by 10 (risk ~0.03 M, ~3 M through the
 // moment), each below its cap, fail the gate together; the bound without the moment (or without
-// the servo) would pass them. Their weights are raised as a dense Cholesky says.
+// the servo) would pass them. Their weights are raised as a dense Cholesky says. A motor on a
+// hinge of its own comes first, so that the servo's moment is not actuator 0's row.
 TEST_F(ImplicitPosGuardWeight, TendonMomentCountsInTheArmatureBound) {
   ModelPtr m = LoadModelOrFail(
       "<mujoco><option timestep=\"0.005\" gravity=\"0 0 0\"/><worldbody><body>"
       "<joint name=\"h\" axis=\"0 1 0\" armature=\"1\"/>"
-      "<geom type=\"sphere\" size=\".01\" mass=\"1e-6\"/></body></worldbody>"
-      "<tendon><fixed name=\"t\"><joint joint=\"h\" coef=\"1\"/></fixed></tendon>"
-      "<actuator><position tendon=\"t\" kp=\"1\" gear=\"10\"/></actuator></mujoco>");
+      "<geom type=\"sphere\" size=\".01\" mass=\"1e-6\"/></body>"
+      "<body pos=\"0 1 0\"><joint name=\"o\" axis=\"0 1 0\"/><geom size=\".1\"/></body>"
+      "</worldbody><tendon><fixed name=\"t\"><joint joint=\"h\" coef=\"1\"/></fixed></tendon>"
+      "<actuator><motor joint=\"o\"/><position tendon=\"t\" kp=\"1\" gear=\"10\"/>"
+      "</actuator></mujoco>");
   ASSERT_NE(m, nullptr);
   const double h = m->opt.timestep;
   const double spring = 3 / (h * h * m->dof_invweight0[0]);
   const double servo = 3 / (h * h * 100 * m->tendon_invweight0[0]);
   m->jnt_stiffness[0] = spring;
-  m->actuator_gainprm[0] = servo;
-  m->actuator_biasprm[1] = -servo;
+  m->actuator_gainprm[mjNGAIN] = servo;
+  m->actuator_biasprm[mjNBIAS + 1] = -servo;
   DataPtr d(mj_makeData(m.get()));
   mj_forward(m.get(), d.get());
-  ASSERT_EQ(d->actuator_moment[0], 10);
+  ASSERT_EQ(d->actuator_moment[m->nv], 10);
   Terms t = DocumentedTerms(m.get(), d.get());
   ASSERT_EQ(t.k.size(), 2u);
   WeightTable tab = Table();
@@ -1649,18 +1652,18 @@ TEST_F(ImplicitPosGuardWeight, TendonMomentCountsInTheArmatureBound) {
   EXPECT_GT(theta[1], tab.below);
   for (size_t j = 0; j < t.k.size(); ++j) {
     double w = t.dof[j] >= 0 ? mjd_posWeight(m.get(), d.get(), mjOBJ_JOINT, 0)
-                             : mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 0);
+                             : mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 1);
     EXPECT_NEAR(w, theta[j], 1e-12) << "term " << j;
   }
 }
 
 // Catches: the inverse weight at qpos0 of a servo's moment row (rowInvweight0) other than the
 // documented one: a ball joint's three dofs, each through its gear (and no dof past them), its
-// gear in the joint's frame or in its parent's (jointinparent); the
-// bodies of a site and of its refsite (site 0), through the translational and the rotational
-// gears; a spatial tendon's, through its gear. Each servo, the only one with a gain, is tuned to h w_n 3
-// at the documented inverse weight, above stock's cap, where its weight depends on it. A motor
-// comes first, so that no servo is actuator 0.
+// gear in the joint's frame or in its parent's (jointinparent); the bodies of a site and of its
+// refsite (site 0), through the translational and the rotational gears; a spatial tendon's,
+// through its gear. Each servo, the only one with a gain, is tuned to h w_n 3 at the documented
+// inverse weight, above stock's cap, where its weight depends on it. A motor comes first, so that
+// no servo is actuator 0.
 TEST_F(ImplicitPosGuardWeight, RowInverseWeightIsTheDocumentedOne) {
   ModelPtr m = LoadModelOrFail(
       "<mujoco><option timestep=\"0.005\"/><default><geom type=\"capsule\" size=\".03\" "
