@@ -70,11 +70,13 @@ std::vector<Model> Models() {
   EXPECT_NE(models.back().m, nullptr) << error;
   models.push_back({"finger squeeze", LoadModelOrFail(FingerSqueezeXml(2e3, 20, 0.005))});
 
-  // a gain with a velocity term: force (kp - 5 velocity) ctrl on the first joint of a chain
-  models.push_back({"velocity gain", LoadModelOrFail(ChainXml(2, 2e3, 20, 0.005))});
+  // gains with a velocity term: force (kp - 5 velocity) ctrl on the first joint of a chain,
+  // (kp - 3 velocity) ctrl on its third (actuator 2: each reads its own row of gainprm)
+  models.push_back({"velocity gain", LoadModelOrFail(ChainXml(3, 2e3, 20, 0.005))});
   if (mjModel* m = models.back().m.get()) {
-    m->actuator_gaintype[0] = mjGAIN_AFFINE;
+    m->actuator_gaintype[0] = m->actuator_gaintype[2] = mjGAIN_AFFINE;
     m->actuator_gainprm[2] = -5;
+    m->actuator_gainprm[2 * mjNGAIN + 2] = -3;
   }
 
   // a muscle behind a servo (actuator 1, its activation act[0]), activated
