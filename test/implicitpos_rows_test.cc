@@ -206,7 +206,9 @@ std::vector<double> RowResponse(mjModel* m, const std::vector<TunedServo>& servo
       for (size_t i = 0; i < servos.size(); ++i) {
         double sign = i % 2 ? -1 : 1, offset = 0;
         if (c == Input::kStep) offset = sign * kAmplitude;
-        if (c == Input::kTrack01) offset = kAmplitude * (std::sin(0.1 * wn * k * h + i) - std::sin(i));
+        if (c == Input::kTrack01) {
+          offset = kAmplitude * (std::sin(0.1 * wn * k * h + i) - std::sin(i));
+        }
         d->ctrl[servos[i].actuator] = servos[i].target + offset;
       }
     }
