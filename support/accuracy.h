@@ -36,9 +36,8 @@ namespace mjpos {
 // and z) or, where slide[i], a slide along the link; joint i driven by a position servo with gear
 // gear[i]; where tendon >= 0 also a servo on a fixed tendon over joints tendon and tendon + 1
 // (coefficients 1 and -0.5) with gear tendon_gear, the last actuator or, where tendon_first, the
-// first. Link lengths and
-// masses are given per link; gravity on, contact off, armature `armature` on every joint, timestep
-// h. Gains are set by TuneServos.
+// first. Link lengths and masses are given per link; gravity on, contact off, armature
+// `armature` on every joint, timestep h. Gains are set by TuneServos.
 struct ChainSpec {
   int n = 3;
   std::vector<bool> slide;      // n entries (default: all hinges)
