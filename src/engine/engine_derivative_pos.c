@@ -24,6 +24,7 @@
 #include "engine/engine_util_blas.h"
 #include "engine/engine_util_errmem.h"
 #include "engine/engine_util_misc.h"
+#include "engine/engine_util_solve.h"
 
 //------------------------------ utilities ---------------------------------------------------------
 
@@ -100,15 +101,14 @@ static int tendonLeaf(const mjModel* m, int t, int* leaf) {
 
 
 
-// scope of tendon t: restoring if it can carry a term of K, a tendon whose moment lies on one
-// kinematic chain (tendonLeaf, so that moment'*moment has the sparsity of M): a fixed tendon of
-// hinges and slides, each listed once, or a spatial tendon. A joint listed twice is out of scope:
-// the length sums its coefficients, but the moment (mj_tendon) keeps the last one, so the force
-// is not the gradient of a potential and K would not be its derivative. The cases are tested in
-// this order, whatever the order of the wraps: a joint that is not a hinge or slide, a repeated
-// joint (TRANSMISSION), a moment on two branches (BRANCH).
+// scope of tendon t: restoring if it can carry a term of K: a fixed tendon of hinges and slides,
+// each listed once, or a spatial tendon. A joint listed twice is out of scope: the length sums its
+// coefficients, but the moment (mj_tendon) keeps the last one, so the force is not the gradient of
+// a potential and K would not be its derivative. A moment on several branches is in scope: its
+// term falls outside the sparsity of M and the step applies it by a low-rank update of the
+// factorization (mj_implicitPosCross).
 static int tendonScope(const mjModel* m, int t) {
-  int adr = m->tendon_adr[t], num = m->tendon_num[t], leaf;
+  int adr = m->tendon_adr[t], num = m->tendon_num[t];
   if (num==0) {
     return mjPOSSCOPE_TRANSMISSION;
   }
@@ -125,9 +125,7 @@ static int tendonScope(const mjModel* m, int t) {
       }
     }
   }
-
-  // one chain
-  return tendonLeaf(m, t, &leaf) ? mjPOSSCOPE_RESTORING : mjPOSSCOPE_BRANCH;
+  return mjPOSSCOPE_RESTORING;
 }
 
 
@@ -198,11 +196,29 @@ static int actuatorLeaf(const mjModel* m, int i, int* leaf) {
 
 
 
+// the leaf of the chain that holds the moment row of actuator i (actuatorLeaf), -1 for a row on
+// several branches; a walk over the row (rowFirst, rowNext) goes up that chain, or over every dof
+static int rowLeaf(const mjModel* m, int i) {
+  int leaf;
+  return actuatorLeaf(m, i, &leaf) ? leaf : -1;
+}
+
+static inline int rowFirst(const mjModel* m, int leaf) {
+  return leaf >= 0 ? leaf : m->nv - 1;
+}
+
+static inline int rowNext(const mjModel* m, int leaf, int a) {
+  return leaf >= 0 ? m->dof_parentid[a] : a - 1;
+}
+
+
+
 // add scl*(k*moment)'*moment to the D-sparse matD for a moment row on the chain that ends at dof
-// leaf (actuatorLeaf): each pair of its dofs with a moment, the deeper (a) and its ancestor (b)
+// leaf (actuatorLeaf), or its part on the pattern of M for a row on several branches (leaf -1:
+// every dof): each pair of its dofs with a moment, the deeper (a) and its ancestor (b)
 static void addChainTerm(const mjModel* m, const mjData* d, mjtNum* matD, const mjtNum* moment,
                          int leaf, mjtNum scl, mjtNum k) {
-  for (int a=leaf; a>=0; a=m->dof_parentid[a]) {
+  for (int a=rowFirst(m, leaf); a>=0; a=rowNext(m, leaf, a)) {
     if (moment[a]==0) {
       continue;
     }
@@ -220,7 +236,8 @@ static void addChainTerm(const mjModel* m, const mjData* d, mjtNum* matD, const 
 
 
 // add scl*(k*moment)'*moment of actuator i to the D-sparse matD: one diagonal element for a
-// hinge or slide, else the dense block on the chain that holds its moment (in the pattern of M)
+// hinge or slide, else the dense block on the chain that holds its moment (in the pattern of M),
+// or the part on the pattern of M of a row on several branches
 void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,
                          mjtNum scl, mjtNum k) {
   const mjtNum* moment = d->actuator_moment + i*m->nv;
@@ -232,9 +249,15 @@ void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,
     return;
   }
 
-  // a chain
-  actuatorLeaf(m, i, &leaf);
-  addChainTerm(m, d, matD, moment, leaf, scl, k);
+  // a chain, or every dof
+  addChainTerm(m, d, matD, moment, rowLeaf(m, i), scl, k);
+}
+
+
+
+int mjd_actuatorBranches(const mjModel* m, int i) {
+  int leaf;
+  return mjd_actuatorDof(m, i) < 0 && !actuatorLeaf(m, i, &leaf);
 }
 
 
@@ -321,10 +344,10 @@ static int actuatorScope(const mjModel* m, const mjData* d, int i, int affine, m
     return mjPOSSCOPE_DISABLED;
   }
 
-  // transmission: one with a length whose moment lies on one kinematic chain (the tendon's
-  // scope is model structure, found once by mj_resetData); a free joint, a site without refsite
-  // and a body have no length (mj_transmission sets it to 0)
-  int id = m->actuator_trnid[2*i], leaf;
+  // transmission: one with a length (the tendon's scope is model structure, found once by
+  // mj_resetData); a free joint, a site without refsite and a body have no length (mj_transmission
+  // sets it to 0)
+  int id = m->actuator_trnid[2*i];
   switch (m->actuator_trntype[i]) {
   case mjTRN_JOINT:
   case mjTRN_JOINTINPARENT:
@@ -343,9 +366,6 @@ static int actuatorScope(const mjModel* m, const mjData* d, int i, int affine, m
   case mjTRN_SLIDERCRANK:
     if (m->actuator_trnid[2*i+1] < 0) {
       return mjPOSSCOPE_TRANSMISSION;
-    }
-    if (!actuatorLeaf(m, i, &leaf)) {
-      return mjPOSSCOPE_BRANCH;
     }
     break;
 
@@ -441,7 +461,7 @@ const char* mjd_posScopeReason(int scope) {
   case mjPOSSCOPE_TRANSMISSION:
     return "the transmission has no length, or its moment is not the length's gradient";
   case mjPOSSCOPE_BRANCH:
-    return "the moment spans two branches: its term would fall outside the sparsity of M";
+    return "not used: a moment on several branches is in K, outside the sparsity of M";
   case mjPOSSCOPE_DISABLED:
     return "the force is disabled";
   }
@@ -575,11 +595,13 @@ static mjtNum tableWeight(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight0, mjtNu
 
 
 // upper bound of m' M^-1 m for a moment row m with nonzeros on the chain that ends at dof leaf
-// (NULL: the unit row of leaf): M >= diag(armature), so m' M^-1 m <= sum m_i^2 / armature_i;
-// mjMAXVAL where a dof of the row has no armature
+// (-1: on several branches; rowLeaf), or for the unit row of dof leaf (moment NULL):
+// M >= diag(armature), so m' M^-1 m <= sum m_i^2 / armature_i; mjMAXVAL where a dof of the row
+// has no armature
 static mjtNum armatureBound(const mjModel* m, const mjtNum* moment, int leaf) {
   mjtNum bound = 0;
-  for (int dof=leaf; dof>=0; dof=moment ? m->dof_parentid[dof] : -1) {
+  for (int dof=moment ? rowFirst(m, leaf) : leaf; dof>=0;
+       dof=moment ? rowNext(m, leaf, dof) : -1) {
     mjtNum mom = moment ? moment[dof] : 1;
     if (mom==0) {
       continue;
@@ -756,9 +778,7 @@ static int posWeightsGate(const mjModel* m, const mjData* d, mjtNum margin, cons
   }
   for (int i=0; i<m->nu && bound < 4; i++) {
     if (rten[i] > 0) {
-      int leaf;
-      actuatorLeaf(m, i, &leaf);
-      bound += rten[i] * armatureBound(m, d->actuator_moment + i*nv, leaf);
+      bound += rten[i] * armatureBound(m, d->actuator_moment + i*nv, rowLeaf(m, i));
     }
   }
   if (bound < 4 * (1 - margin)) {
@@ -780,11 +800,22 @@ static int posWeightsGate(const mjModel* m, const mjData* d, mjtNum margin, cons
 
     // a moment row on one chain: each pair once, in the row of the deeper dof (a)
     const mjtNum* moment = d->actuator_moment + i*nv;
-    int leaf;
-    actuatorLeaf(m, i, &leaf);
+    int leaf = rowLeaf(m, i);
     for (int a=leaf; a>=0; a=m->dof_parentid[a]) {
       for (int b=a, adr=m->dof_Madr[a]; b>=0 && moment[a]; b=m->dof_parentid[b], adr++) {
         S[adr] -= rten[i] * moment[a] * moment[b];
+      }
+    }
+
+    // a row on several branches, outside that sparsity: by Cauchy-Schwarz m m' <= n diag(m)^2,
+    // n its number of nonzeros
+    if (leaf < 0) {
+      int n = 0;
+      for (int a=0; a<nv; a++) {
+        n += moment[a]!=0;
+      }
+      for (int a=0; a<nv; a++) {
+        S[m->dof_Madr[a]] -= n * rten[i] * moment[a] * moment[a];
       }
     }
   }
@@ -833,12 +864,14 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
     }
   }
 
-  // servos with a moment row: actuator-space stiffness and damping, inverse weight of the row
+  // servos with a moment row: actuator-space stiffness and damping, inverse weight of the row; a
+  // row on several branches counts no damping: the step's velocity term (qDeriv) keeps only its
+  // part on the pattern of M, not c m m'
   for (int i=0; i<nu; i++) {
     wten[i] = 1;
     rten[i] = 0;
     if (slope[i] < 0 && mjd_actuatorDof(m, i) < 0) {
-      cten[i] = mjMAX(actuatorDamping(m, d, i, controls), 0);
+      cten[i] = rowLeaf(m, i) < 0 ? 0 : mjMAX(actuatorDamping(m, d, i, controls), 0);
       wten[i] = tableWeight(h, -slope[i], cten[i], rowInvweight0(m, i), NULL);
       rten[i] = termRisk(h, -slope[i], cten[i], wten[i]);
       risky |= rten[i] > 0;
@@ -918,11 +951,12 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
 // slopes: dofTerms, NULL to find each here; wten (mjENBL_POSWEIGHT, NULL for none): the weight
 // of each servo with a moment row (posWeights), with which the servos on one dof are left to
 // mjd_dof_pos, which weighs them together with their dof's spring; kact (NULL for none): the
-// stiffness of each term added, -slope times its weight
-static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
-                             const mjtNum* wten, ctrlState* controls, mjtNum* matD, mjtNum sclK,
-                             mjtNum* vec, mjtNum sclKv, mjtNum* kact) {
-  int nv = m->nv;
+// stiffness of each term added, -slope times its weight; returns the number of terms whose moment
+// is on several branches, left out of matD (the solve adds them: mj_implicitPosCross)
+static int mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
+                            const mjtNum* wten, ctrlState* controls, mjtNum* matD, mjtNum sclK,
+                            mjtNum* vec, mjtNum sclKv, mjtNum* kact) {
+  int nv = m->nv, nbranch = 0;
   const mjtNum* qvel = d->qvel;
 
   // K += -slope * moment' * moment
@@ -966,24 +1000,27 @@ static void mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
       kact[i] = -slope;
     }
 
-    // a moment row on one chain: its velocity, then the shift on the chain's dofs
-    int leaf;
-    actuatorLeaf(m, i, &leaf);
+    // a moment row, on one chain or several branches: its velocity, then the shift on its dofs
+    int leaf = rowLeaf(m, i);
     if (vec) {
       mjtNum mv = 0;
-      for (int a=leaf; a>=0; a=m->dof_parentid[a]) {
+      for (int a=rowFirst(m, leaf); a>=0; a=rowNext(m, leaf, a)) {
         mv += moment[a] * qvel[a];
       }
-      for (int a=leaf; a>=0; a=m->dof_parentid[a]) {
+      for (int a=rowFirst(m, leaf); a>=0; a=rowNext(m, leaf, a)) {
         vec[a] += sclKv * ((-slope * moment[a]) * mv);
       }
     }
 
-    // the dense block on the chain's dofs, within the D pattern
-    if (matD) {
+    // the dense block on one chain's dofs, within the D pattern; on several branches, outside
+    // it: applied in the solve (mj_implicitPosCross)
+    if (leaf < 0) {
+      nbranch++;
+    } else if (matD) {
       addChainTerm(m, d, matD, moment, leaf, sclK, -slope);
     }
   }
+  return nbranch;
 }
 
 
@@ -1068,10 +1105,12 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
 
 
 
-// mjd_implicitPos, and the stiffness of each term of K it added in kact (nu) and kspring (nv)
-void mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
-                         mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring) {
+// mjd_implicitPos, and the stiffness of each term of K it added in kact (nu) and kspring (nv);
+// returns the number of terms on several branches, left out of matD (mj_implicitPosCross)
+int mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
+                        mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring) {
   ctrlState controls = CTRL_UNCHECKED;  // their check (actuatorInput)
+  int nbranch = 0;
   if (kact) {
     mju_zero(kact, m->nu);
   }
@@ -1081,9 +1120,9 @@ void mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
 
   // unweighted: by force class
   if (!mjENABLED(mjENBL_POSWEIGHT)) {
-    mjd_actuator_pos(m, d, NULL, NULL, &controls, matD, sclK, vec, sclKv, kact);
+    nbranch = mjd_actuator_pos(m, d, NULL, NULL, &controls, matD, sclK, vec, sclKv, kact);
     mjd_passive_pos(m, d, matD, sclK, vec, sclKv, kspring);
-    return;
+    return nbranch;
   }
 
   // weighted: the slopes found once, the terms on each dof summed, every term's weight (the
@@ -1099,7 +1138,122 @@ void mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
   mjd_dof_pos(m, d, kdof, kdof + 2*nv, matD, sclK, vec, sclKv);
   mjd_dof_terms(m, slope, kdof + 2*nv, kact, kspring);
   if (ntendon) {
-    mjd_actuator_pos(m, d, slope, wten, &controls, matD, sclK, vec, sclKv, kact);
+    nbranch = mjd_actuator_pos(m, d, slope, wten, &controls, matD, sclK, vec, sclKv, kact);
   }
+  mjFREESTACK;
+  return nbranch;
+}
+
+
+
+//------------------------------ terms on several branches -----------------------------------------
+
+// solve the dense n x n system A*x = b in place (A row-major, x in b) by Gaussian elimination with
+// partial pivoting; 0 if a pivot is zero or not finite
+static int solveDense(mjtNum* A, mjtNum* b, int n) {
+  for (int k=0; k<n; k++) {
+    // pivot: the largest element of column k at or below row k
+    int p = k;
+    for (int r=k+1; r<n; r++) {
+      if (mju_abs(A[r*n+k]) > mju_abs(A[p*n+k])) {
+        p = r;
+      }
+    }
+    if (!(mju_abs(A[p*n+k]) > 0) || !isfinite(A[p*n+k])) {
+      return 0;
+    }
+    if (p!=k) {
+      for (int c=0; c<n; c++) {
+        mjtNum tmp = A[k*n+c];
+        A[k*n+c] = A[p*n+c];
+        A[p*n+c] = tmp;
+      }
+      mjtNum tmp = b[k];
+      b[k] = b[p];
+      b[p] = tmp;
+    }
+
+    // eliminate column k below the pivot
+    for (int r=k+1; r<n; r++) {
+      mjtNum f = A[r*n+k] / A[k*n+k];
+      for (int c=k; c<n; c++) {
+        A[r*n+c] -= f * A[k*n+c];
+      }
+      b[r] -= f * b[k];
+    }
+  }
+
+  // back substitution
+  for (int k=n-1; k>=0; k--) {
+    for (int c=k+1; c<n; c++) {
+      b[k] -= A[k*n+c] * b[c];
+    }
+    b[k] /= A[k*n+k];
+  }
+  return 1;
+}
+
+
+
+// 1 if actuator i has a term of K (kact[i] > 0) whose moment is on several branches
+static int branchTerm(const mjModel* m, const mjtNum* kact, int i) {
+  return kact[i] > 0 && mjd_actuatorBranches(m, i);
+}
+
+
+
+void mj_implicitPosCrossMul(const mjModel* m, const mjData* d, mjtNum* res, const mjtNum* vec,
+                            const mjtNum* kact, mjtNum scl) {
+  int nv = m->nv;
+  for (int i=0; i<m->nu; i++) {
+    if (branchTerm(m, kact, i)) {
+      const mjtNum* moment = d->actuator_moment + i*nv;
+      mju_addToScl(res, moment, scl * kact[i] * mju_dot(moment, vec, nv), nv);
+    }
+  }
+}
+
+
+
+void mj_implicitPosCross(const mjModel* m, mjData* d, mjtNum* res, const mjtNum* LU,
+                         const mjtNum* kact, mjtNum scl) {
+  int nv = m->nv, nu = m->nu, n = 0;
+  mjMARKSTACK;
+  int* row = (int*)mj_stackAlloc(d, nu);
+
+  // the terms: scl*kact[i] m_i m_i' = U C U', U the moments (columns), C the diagonal
+  for (int i=0; i<nu; i++) {
+    if (branchTerm(m, kact, i)) {
+      row[n++] = i;
+    }
+  }
+
+  // Woodbury: with y = A^-1 b (res) and Z = A^-1 U, (A + U C U')^-1 b = y - Z w, where
+  // (I + C U' Z) w = C U' y; A + U C U' and A are nonsingular, so I + C U' Z is too
+  if (n) {
+    mjtNum* Z = mj_stackAlloc(d, n*nv);
+    mjtNum* G = mj_stackAlloc(d, n*n);
+    mjtNum* w = mj_stackAlloc(d, n);
+    for (int j=0; j<n; j++) {
+      mju_solveLUSparse(Z + j*nv, LU, d->actuator_moment + row[j]*nv, nv,
+                        d->D_rownnz, d->D_rowadr, d->D_colind);
+    }
+    for (int j=0; j<n; j++) {
+      const mjtNum* moment = d->actuator_moment + row[j]*nv;
+      mjtNum c = scl * kact[row[j]];
+      for (int k=0; k<n; k++) {
+        G[j*n+k] = (j==k) + c * mju_dot(moment, Z + k*nv, nv);
+      }
+      w[j] = c * mju_dot(moment, res, nv);
+    }
+    if (solveDense(G, w, n)) {
+      for (int k=0; k<n; k++) {
+        mju_addToScl(res, Z + k*nv, -w[k], nv);
+      }
+    } else {
+      mju_warning("mj_implicitPosCross: singular update, terms on several branches left out");
+    }
+  }
+
   mjFREESTACK;
 }

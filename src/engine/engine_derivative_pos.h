@@ -29,9 +29,12 @@ extern "C" {
 // of moment m (exact on a hinge or slide and on a fixed tendon; the Gauss-Newton term, without
 // (dm/dq)'f, on a ball joint, a spatial tendon, a site or a slider-crank), and the joint's
 // stiffness (for the rotation of a ball or free joint, at the spring's rest orientation). K is
-// symmetric, positive semidefinite and has the sparsity of d->D_* (the pattern of qM), which must
-// be set (mj_makeMSparse).
-// Adds sclK * K to the D-sparse matrix matD and sclKv * K * qvel to vec; either may be NULL.
+// symmetric and positive semidefinite. Its terms have the sparsity of d->D_* (the pattern of qM),
+// which must be set (mj_makeMSparse), except those of actuators whose moment is on several
+// branches (mjd_actuatorBranches): their m'm falls outside that pattern, and the step applies them
+// by a low-rank update of its solve (mj_implicitPosCross).
+// Adds sclK * K to the D-sparse matrix matD, without the terms on several branches, and
+// sclKv * K * qvel to vec, with every term; either may be NULL.
 // With mjENBL_POSWEIGHT each term of K is weighted for accuracy (see mjd_posWeight), with scratch
 // on the MuJoCo stack; the table's weight of each dof's terms is cached in d->dof_posweightcache
 // with the (h w_n)^2 and zeta it is for, and read again only when they change.
@@ -40,12 +43,29 @@ MJAPI void mjd_implicitPos(const mjModel* m, mjData* d,
 
 // mjd_implicitPos for the step, which also reports the stiffness of each term it added, as
 // weighted: K = sum_i kact[i] m_i' m_i + diag(kspring), m_i the moment of actuator i (kact: nu,
-// kspring: nv; 0 for a force outside K); either may be NULL.
-void mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
-                         mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring);
+// kspring: nv; 0 for a force outside K); either may be NULL. Returns the number of terms on
+// several branches, which are in vec but not in matD.
+int mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
+                        mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring);
 
-// add scl*(k*moment)'*moment of actuator i to matD (D sparsity); its moment is on one hinge or
-// slide dof, or on the dofs of one kinematic chain (the actuators K has terms for)
+// The terms of K on several branches (kact of mj_implicitPosTerms) in a solve: given
+// res = A^-1 b, with A factorized by mju_factorLUSparse into LU (D sparsity), sets res to
+// (A + scl * sum_i kact[i] m_i' m_i)^-1 b over those terms, by the Woodbury identity (one sparse
+// solve per term and a dense solve of their number). Scratch on the MuJoCo stack.
+void mj_implicitPosCross(const mjModel* m, mjData* d, mjtNum* res, const mjtNum* LU,
+                         const mjtNum* kact, mjtNum scl);
+
+// The terms of K on several branches in a product: res += scl * sum_i kact[i] m_i' m_i vec.
+void mj_implicitPosCrossMul(const mjModel* m, const mjData* d, mjtNum* res, const mjtNum* vec,
+                            const mjtNum* kact, mjtNum scl);
+
+// 1 if the moment of actuator i is a row on several branches: not on one hinge or slide dof, nor
+// on one kinematic chain (its term of K is outside the D sparsity)
+MJAPI int mjd_actuatorBranches(const mjModel* m, int i);
+
+// add scl*(k*moment)'*moment of actuator i to matD (D sparsity): its moment is on one hinge or
+// slide dof, or on the dofs of one kinematic chain; for a moment on several branches, the part of
+// the term on the D sparsity (as mjd_smooth_vel keeps of a velocity term)
 void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,
                          mjtNum scl, mjtNum k);
 
@@ -70,8 +90,8 @@ typedef enum mjtPosScope_ {
   mjPOSSCOPE_GAINBIAS,            // muscle or user gain/bias
   mjPOSSCOPE_TRANSMISSION,        // no length (free joint, site without refsite, body), or a
                                   // fixed tendon listing a joint twice
-  mjPOSSCOPE_BRANCH,              // tendon, site and refsite or slider-crank whose moment is not
-                                  // on one kinematic chain
+  mjPOSSCOPE_BRANCH,              // not used: a moment on several branches is in scope
+                                  // (mjd_actuatorBranches); kept for the values that follow
   mjPOSSCOPE_DISABLED             // actuation (actuator) or passive forces (spring) disabled
 } mjtPosScope;
 

@@ -31,7 +31,7 @@
 //  qacc, in place: M*qacc_c = Mhat*qacc + shift, with Mhat and shift those of the integrator
 //    Euler:    Mhat = M + h*diag(dof_damping), shift = 0 (no damping: qacc unchanged)
 //    implicit: Mhat = M - h*qDeriv, shift = 0;
-//              mjENBL_IMPLICITPOS: Mhat += h^2*K, shift = h*K*qvel (mjd_implicitPos)
+//              mjENBL_IMPLICITPOS: Mhat += h^2*K, shift = h*K*qvel (mj_implicitPosTerms)
 //    RK4:      not defined, mju_error
 //  requires the position and velocity stages (qLD factorized)
 void mj_discreteAcc(const mjModel* m, mjData* d) {
@@ -68,6 +68,8 @@ void mj_discreteAcc(const mjModel* m, mjData* d) {
   case mjINT_IMPLICIT:
     {
       mjtNum* MhD = mj_stackAlloc(d, m->nD);
+      mjtNum* kact = mj_stackAlloc(d, nu);
+      int nbranch = 0;
 
       // construct sparse structure in d->D_xxx, compute qDeriv
       mj_makeMSparse(m, d, d->D_rownnz, d->D_rowadr, d->D_colind);
@@ -87,17 +89,20 @@ void mj_discreteAcc(const mjModel* m, mjData* d) {
         mju_copy(save+nu+nv, d->act_dot, na);
         mj_fwdActuation(m, d);
 
-        mjd_implicitPos(m, d, MhD, h*h, qfrc, h);
+        nbranch = mj_implicitPosTerms(m, d, MhD, h*h, qfrc, h, kact, NULL);
 
         mju_copy(d->actuator_force, save, nu);
         mju_copy(d->qfrc_actuator, save+nu, nv);
         mju_copy(d->act_dot, save+nu+nv, na);
       }
 
-      // qfrc += MhD * qacc
+      // qfrc += MhD * qacc, and the terms of K on several branches (outside MhD) times qacc
       mjtNum* Mqacc = mj_stackAlloc(d, nv);
       mju_mulMatVecSparse(Mqacc, MhD, qacc, nv, d->D_rownnz, d->D_rowadr, d->D_colind, NULL);
       mju_addTo(qfrc, Mqacc, nv);
+      if (nbranch) {
+        mj_implicitPosCrossMul(m, d, qfrc, qacc, kact, h*h);
+      }
     }
     break;
 

@@ -152,6 +152,7 @@ void mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
   mjMARKSTACK;
   int* isheld = (int*)mj_stackAlloc(d, nu);
   mjtNum* held = mj_stackAlloc(d, nu);
+  mjtNum* kfree = mj_stackAlloc(d, nu);     // kact of the actuators not held
   mjtNum* mat = mj_stackAlloc(d, m->nD);
   mjtNum* rhs = mj_stackAlloc(d, nv);
   int* scratch = (int*)mj_stackAlloc(d, nv);
@@ -167,14 +168,17 @@ void mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
     mj_setMSparse(m, d, mat, d->D_rownnz, d->D_rowadr, d->D_colind);
     mju_addToScl(mat, d->qDeriv, -h, m->nD);
     mju_add(rhs, d->qfrc_smooth, d->qfrc_constraint, nv);
-    mj_implicitPosTerms(m, d, mat, h*h, rhs, -h, NULL, NULL);
+    int nbranch = mj_implicitPosTerms(m, d, mat, h*h, rhs, -h, NULL, NULL);
 
-    // held actuators: velocity slope and term of K out, force at the bound
+    // held actuators: velocity slope and term of K out (a term on several branches is in the
+    // solve's update, not in mat), force at the bound
     for (int i=0; i<nu; i++) {
+      kfree[i] = isheld[i] ? 0 : kact[i];
       if (isheld[i]) {
         const mjtNum* moment = d->actuator_moment + i*nv;
         mjtNum dfdv = mjd_actuatorVel(m, d, i);
-        mjd_addActuatorTerm(m, d, mat, i, 1, h*dfdv - h*h*kact[i]);
+        mjtNum kmat = mjd_actuatorBranches(m, i) ? 0 : kact[i];
+        mjd_addActuatorTerm(m, d, mat, i, 1, h*dfdv - h*h*kmat);
         mju_addToScl(rhs, moment, h*kact[i]*d->actuator_velocity[i] + held[i] -
                      d->actuator_force[i], nv);
       }
@@ -183,6 +187,9 @@ void mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
     // solve again, and the forces of this solution
     mju_factorLUSparse(mat, nv, scratch, d->D_rownnz, d->D_rowadr, d->D_colind);
     mju_solveLUSparse(qacc, mat, rhs, nv, d->D_rownnz, d->D_rowadr, d->D_colind);
+    if (nbranch) {
+      mj_implicitPosCross(m, d, qacc, mat, kfree, h*h);
+    }
   } while (mj_stepForceImplicit(m, d, qacc, kact, kspring, isheld, held));
 
   mjFREESTACK;
