@@ -341,8 +341,8 @@ constexpr char kExcludedXml[] = R"(
 )";
 
 // Catches: a report whose scope disagrees with the engine's: a site without refsite and a body
-// (no length), a fixed tendon across branches left out with their reasons; a ball joint's and a
-// spatial tendon's servo in K (patch 0013).
+// (no length) left out with their reasons; a ball joint's and a spatial tendon's servo in K
+// (patch 0013), and a fixed tendon's across branches (patch 0014).
 TEST_F(ServoReportTest, ExcludedTransmissionsCarryTheirReason) {
   ModelPtr model = LoadModelOrFail(kExcludedXml);
   mjModel* m = model.get();
@@ -356,7 +356,7 @@ TEST_F(ServoReportTest, ExcludedTransmissionsCarryTheirReason) {
   } expect[] = {
       {"joint", "RESTORING", true},      {"site", "TRANSMISSION", false},
       {"body", "TRANSMISSION", false},   {"ball", "RESTORING", true},
-      {"spatial", "RESTORING", true},    {"branch", "BRANCH", false},
+      {"spatial", "RESTORING", true},    {"branch", "RESTORING", true},
       {"motor", "ZERO", false},          {"muscle", "GAINBIAS", false},
   };
   for (int i = 0; i < 8; ++i) {

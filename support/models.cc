@@ -265,6 +265,40 @@ std::string FingerSqueezeXml(double kp, double kv, double h, const std::string& 
   return out;
 }
 
+std::string TwoFingerHandXml(double kp, double kv, double h, const std::string& integrator) {
+  std::string out = Header(h, integrator) +
+                    "  <default>\n"
+                    "    <joint type=\"hinge\" armature=\"1e-4\" damping=\"1e-3\"/>\n"
+                    "    <geom contype=\"0\" conaffinity=\"0\"/>\n"
+                    "    <default class=\"phalanx\"><geom type=\"capsule\" size=\"0.008\" "
+                    "fromto=\"0 0 0 0 0 -0.04\" mass=\"0.02\"/></default>\n"
+                    "  </default>\n"
+                    "  <worldbody>\n"
+                    "    <body name=\"palm\" pos=\"0 0 0.3\">\n"
+                    "      <geom type=\"box\" size=\"0.04 0.02 0.01\" mass=\"0.1\"/>\n";
+  const char* side[2] = {"left", "right"};
+  for (int i = 0; i < 2; ++i) {
+    std::string x = i ? "0.03" : "-0.03", axis = i ? "0 1 0" : "0 -1 0";
+    out += "      <body name=\"" + std::string(side[i]) + "1\" pos=\"" + x + " 0 -0.01\">\n"
+           "        <joint name=\"" + side[i] + "1\" axis=\"" + axis + "\"/>"
+           "<geom class=\"phalanx\"/>\n"
+           "        <body name=\"" + side[i] + "2\" pos=\"0 0 -0.04\">\n"
+           "          <joint name=\"" + side[i] + "2\" axis=\"" + axis + "\"/>"
+           "<geom class=\"phalanx\"/>\n"
+           "        </body>\n"
+           "      </body>\n";
+  }
+  out += "    </body>\n  </worldbody>\n  <tendon>\n    <fixed name=\"close\">";
+  for (int i = 0; i < 2; ++i) {
+    out += "<joint joint=\"" + std::string(side[i]) + "1\" coef=\"1\"/><joint joint=\"" +
+           side[i] + "2\" coef=\"0.5\"/>";
+  }
+  out += "</fixed>\n  </tendon>\n  <actuator>\n    <general tendon=\"close\" gainprm=\"" + Num(kp) +
+         "\" biastype=\"affine\" biasprm=\"0 " + Num(-kp) + " " + Num(-kv) + "\"/>\n"
+         "  </actuator>\n</mujoco>\n";
+  return out;
+}
+
 std::string LeggedXml(double kp, double kv, double h, const std::string& integrator) {
   std::string servo = "gainprm=\"" + Num(kp) + "\" biastype=\"affine\" biasprm=\"0 " +
                       Num(-kp) + " " + Num(-kv) + "\"";
@@ -339,13 +373,13 @@ std::vector<ScopeConfiguration> ScopeConfigurations(double gain, double stiffnes
        "</fixed></tendon><actuator><general tendon=\"t\" " + servo + "/></actuator>", true},
       {"fixed_tendon_branches", kHinge,
        "<tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"c\" coef=\"1\"/>"
-       "</fixed></tendon><actuator><general tendon=\"t\" " + servo + "/></actuator>", false},
+       "</fixed></tendon><actuator><general tendon=\"t\" " + servo + "/></actuator>", true},
       {"spatial_tendon", kHinge,
        "<tendon><spatial name=\"t\"><site site=\"w\"/><site site=\"s2\"/></spatial></tendon>"
        "<actuator><general tendon=\"t\" " + servo + "/></actuator>", true},
       {"spatial_tendon_branches", kHinge,
        "<tendon><spatial name=\"t\"><site site=\"s2\"/><site site=\"s3\"/></spatial></tendon>"
-       "<actuator><general tendon=\"t\" " + servo + "/></actuator>", false},
+       "<actuator><general tendon=\"t\" " + servo + "/></actuator>", true},
       {"site_transmission", kHinge,
        "<actuator><general site=\"s\" gear=\"0 0 1 0 0 0\" " + servo + "/></actuator>", false},
       {"site_refsite", kHinge,

@@ -85,6 +85,13 @@ std::string GearTendonArmXml(double kp, double kv, double h,
 // is 1 cm inside the box, so the squeeze is about kp * 0.01.
 std::string FingerSqueezeXml(double kp, double kv, double h,
                              const std::string& integrator = "implicit");
+// A two-finger hand closed by one tendon across its branches: a palm welded to the world, two
+// fingers of two hinges each (proximal and distal phalanges, 4 cm capsules of 20 g, armature
+// 1e-4, damping 1e-3) curling toward each other, and one fixed tendon over the four hinges
+// (coefficients 1, 0.5 per finger) driven by one position servo: gain kp, bias [0 -kp -kv]. Its
+// moment lies on two branches. Gravity on; no geom collides.
+std::string TwoFingerHandXml(double kp, double kv, double h,
+                             const std::string& integrator = "implicit");
 // A 2.2 kg quadruped (free torso, hip and knee hinges per leg) standing on its servos, which
 // hold the bent-knee pose it is drawn in (ctrl = 0); it starts with its feet on the floor.
 std::string LeggedXml(double kp, double kv, double h, const std::string& integrator = "implicit");

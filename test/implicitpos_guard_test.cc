@@ -313,12 +313,14 @@ TEST_F(ImplicitPosGuardInput, ReadsNothingPastTheEnd) {
 // the end of d->ten_posscope, into the next array of mjData: the array is replaced by a copy one
 // element longer whose last element must survive the reset. And a tendon's chain read past its own
 // wraps (tendonLeaf): tendon t, on one chain, is followed by u, whose first joint is on another
-// branch.
+// branch, so that t would be taken for a row on several branches.
 TEST_F(ImplicitPosGuardInput, TendonScopeWritesNothingPastTheEnd) {
   const std::string tendons =
       "  <tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"b\" "
       "coef=\"0.5\"/></fixed><fixed name=\"u\"><joint joint=\"c\" coef=\"1\"/>"
-      "<joint joint=\"a\" coef=\"1\"/></fixed></tendon>\n";
+      "<joint joint=\"a\" coef=\"1\"/></fixed></tendon>\n"
+      "  <actuator><position tendon=\"t\" kp=\"100\"/><position tendon=\"u\" kp=\"100\"/>"
+      "</actuator>\n";
   ModelPtr m = LoadModelOrFail(Model(tendons));
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
@@ -332,7 +334,9 @@ TEST_F(ImplicitPosGuardInput, TendonScopeWritesNothingPastTheEnd) {
   d->ten_posscope = own;
   EXPECT_EQ(scope[nten], sentinel);
   EXPECT_THAT(std::vector<int>(scope.begin(), scope.begin() + nten),
-              ElementsAre(mjPOSSCOPE_RESTORING, mjPOSSCOPE_BRANCH));
+              ElementsAre(mjPOSSCOPE_RESTORING, mjPOSSCOPE_RESTORING));
+  EXPECT_EQ(mjd_actuatorBranches(m.get(), 0), 0);
+  EXPECT_EQ(mjd_actuatorBranches(m.get(), 1), 1);
 }
 
 // two stateless servos, then one with an activation (a filter): actuator 2's activation is act[0]
@@ -1429,15 +1433,15 @@ TEST_F(ImplicitPosGuardWeight, ScratchStaysOnItsStack) {
 }
 
 // Catches: the weighted pass keeping the slope of an actuator that is out of scope for another
-// reason than its slope (a servo on its force clamp, a tendon servo over two branches; their
-// restoring slopes are found first), or visiting it with its zero slope, so that its term enters
-// K or its dof's weight, or a branch tendon's block leaves the pattern of M (an error); an
-// in-scope tendon servo on b makes the weighted pass visit the tendon servos. And a dof without
-// terms gets weight 1, not what the stack held (junk).
+// reason than its slope (a servo on its force clamp, a servo on a tendon that lists a joint twice;
+// their restoring slopes are found first), or visiting it with its zero slope, so that its term
+// enters K or its dof's weight; an in-scope tendon servo on b makes the weighted pass visit the
+// tendon servos. And a dof without terms gets weight 1, not what the stack held (junk).
 TEST_F(ImplicitPosGuardWeight, OutOfScopeServoStaysOutOfK) {
   ModelPtr m = LoadModelOrFail(Model(
       "<tendon><fixed name=\"br\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"c\" "
-      "coef=\"1\"/></fixed><fixed name=\"tb\"><joint joint=\"b\" coef=\"1\"/></fixed>"
+      "coef=\"1\"/><joint joint=\"a\" coef=\"0.5\"/></fixed>"
+      "<fixed name=\"tb\"><joint joint=\"b\" coef=\"1\"/></fixed>"
       "</tendon><actuator>" +
       Affine("joint=\"a\"", 5, 0, -100, "forcelimited=\"true\" forcerange=\"-1e-3 1e-3\"") +
       Affine("joint=\"b\"", 5, 0, -100) + Affine("tendon=\"br\"", 5, 0, -100) +
@@ -1448,7 +1452,7 @@ TEST_F(ImplicitPosGuardWeight, OutOfScopeServoStaysOutOfK) {
   mj_forward(m.get(), d.get());
   ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_CLAMPED);
   ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 1, nullptr), mjPOSSCOPE_RESTORING);
-  ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 2, nullptr), mjPOSSCOPE_BRANCH);
+  ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 2, nullptr), mjPOSSCOPE_TRANSMISSION);
   ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 3, nullptr), mjPOSSCOPE_RESTORING);
   for (int flags : {0, static_cast<int>(mjENBL_POSWEIGHT)}) {
     SetEnable(m.get(), mjENBL_POSWEIGHT, flags != 0);

@@ -18,9 +18,11 @@
 // length), without (dm/dq)'f elsewhere, whose size is measured here. Stability at every gain, with
 // and without the accuracy weights; bad gains; a moment on two branches left out.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -181,6 +183,43 @@ TEST_F(ImplicitPosRows, StableAtEveryGain) {
   }
 }
 
+// Catches: a term on several branches left explicit (stock's step), or one the update of the
+// solve or the weights make unstable. At 5 ms and every gain from 1e2 to 1e12 (kv 1), 2 s of the
+// two-finger hand closed by one tendon and of the scope tests' tendons across two branches (fixed
+// and spatial) stay finite without a warning, with the flag and with the weights; stock diverges
+// on each from 1e8 on (the hand from 30: HandWeightsCountNoCrossDamping).
+TEST_F(ImplicitPosRows, TermOnSeveralBranchesStableAtEveryGain) {
+  for (double kp : {1e2, 1e4, 1e5, 1e6, 1e8, 1e10, 1e12}) {
+    std::vector<std::pair<std::string, std::string>> models = {
+        {"two-finger hand", TwoFingerHandXml(kp, 1, kH)}};
+    for (const ScopeConfiguration& c : ScopeConfigurations(kp, 0)) {
+      if (c.name.find("tendon_branches") != std::string::npos) models.push_back({c.name, c.xml});
+    }
+    ASSERT_EQ(models.size(), 3u);
+    for (const auto& [name, xml] : models) {
+      EXPECT_TRUE(Stable(xml, true, false, 400)) << name << " flag, kp " << kp;
+      EXPECT_TRUE(Stable(xml, true, true, 400)) << name << " weighted, kp " << kp;
+      if (kp >= 1e8) {
+        EXPECT_FALSE(Stable(xml, false, false, 400)) << name << " stock, kp " << kp;
+      }
+    }
+  }
+}
+
+// Catches: the weights counting a row's damping that the step does not apply. The velocity
+// derivative of stock's step (qDeriv) keeps only the part of a row's c m m' on the pattern of M;
+// for the tendon that closes the two-finger hand, at kp 30 to 300 and kv 1, that part leaves
+// stock unstable (the row's own cap, counted with its whole damping, is kp 412), and the weights
+// must leave the term at backward Euler's side: every run stays finite with the weights.
+TEST_F(ImplicitPosRows, HandWeightsCountNoCrossDamping) {
+  for (double kp : {30.0, 100.0, 300.0}) {
+    std::string xml = TwoFingerHandXml(kp, 1, kH);
+    EXPECT_FALSE(Stable(xml, false, false, 400)) << "stock, kp " << kp;
+    EXPECT_TRUE(Stable(xml, true, false, 400)) << "flag, kp " << kp;
+    EXPECT_TRUE(Stable(xml, true, true, 400)) << "weighted, kp " << kp;
+  }
+}
+
 // every joint's position relative to qpos0 (a ball joint's quaternion components) after each
 // `hold` steps of scheme s at timestep h over `steps` records, divided by kAmplitude, under input
 // c from rest at the tuned targets: a step of every target by +-kAmplitude, a free decay from
@@ -295,18 +334,16 @@ TEST_F(ImplicitPosRows, BadGainIsStocks) {
   }
 }
 
-// Catches: a moment on two branches taken into K, where its term would fall outside the pattern
-// of M (an error of addD), or a branch test that reads the wrong body: a site servo whose refsite
-// is on another branch, and a spatial tendon between two branches, are BRANCH; the same on one
-// chain are in K; a site on bodies welded to a moving body (no joint of their own) counts as on
-// that body's chain; a slider-crank's two sites, likewise; a sphere or cylinder a spatial tendon
-// wraps counts by its body, a pulley by none. Each servo follows a motor (it is actuator 1, so
-// that its refsite is not read at actuator 0's index).
-TEST_F(ImplicitPosRows, MomentOnTwoBranchesIsLeftOut) {
-  const char* body =
+// two branches from the world: a two-hinge arm (j0, j1; sites a, a2) and a hinge "jc" (site c, a
+// sphere)
+// with bodies welded to it (a cylinder, site "welded"); site "w" on a static body; the MJCF up
+// to </worldbody>
+std::string TwoBranches() {
+  return
       "<mujoco><option integrator=\"implicit\"/><worldbody>"
-      "<body><joint axis=\"0 1 0\"/><geom size=\".1\"/><site name=\"a\"/>"
-      "<body pos=\".3 0 0\"><joint axis=\"0 1 0\"/><geom size=\".1\"/><site name=\"a2\"/>"
+      "<body><joint name=\"j0\" axis=\"0 1 0\"/><geom size=\".1\"/><site name=\"a\"/>"
+      "<body pos=\".3 0 0\"><joint name=\"j1\" axis=\"0 1 0\"/><geom size=\".1\"/>"
+      "<site name=\"a2\"/>"
       "</body></body>"
       "<body pos=\"0 1 0\"><joint name=\"jc\" axis=\"0 1 0\"/><geom name=\"sphere\" "
       "size=\".1\"/><site name=\"c\"/>"
@@ -314,48 +351,61 @@ TEST_F(ImplicitPosRows, MomentOnTwoBranchesIsLeftOut) {
       "type=\"cylinder\" size=\".1 .1\"/><site name=\"welded\"/></body></body></body>"
       "<body pos=\"0 0 1\"><site name=\"w\"/></body>"
       "</worldbody>";
+}
+
+// Catches: a moment on two branches taken for one on a chain, where its term would fall outside
+// the pattern of M (an error of addD) or lose its part on the other branch, or one on a chain
+// taken for one on several branches (its term then left out of the matrix of mjd_implicitPos), or
+// a branch test that reads the wrong body: a site servo whose refsite is on another branch, and a
+// spatial tendon between two branches, are on several branches; the same on one chain are not; a
+// site on bodies welded to a moving body (no joint of their own) counts as on that body's chain;
+// a slider-crank's two sites, likewise; a sphere or cylinder a spatial tendon wraps counts by its
+// body, a pulley by none. Every case is in K. Each servo follows a motor (it is actuator 1, so
+// that its refsite is not read at actuator 0's index).
+TEST_F(ImplicitPosRows, MomentOnSeveralBranchesIsFound) {
+  const std::string body = TwoBranches();
   const struct {
     std::string elements;
-    int scope;
+    int branches;  // mjd_actuatorBranches
   } cases[] = {
       {"<actuator><position site=\"a2\" refsite=\"c\" gear=\"1 0 0 0 0 0\" kp=\"100\"/>"
-       "</actuator>", mjPOSSCOPE_BRANCH},
+       "</actuator>", 1},
       {"<actuator><position site=\"a2\" refsite=\"a\" gear=\"1 0 0 0 0 0\" kp=\"100\"/>"
-       "</actuator>", mjPOSSCOPE_RESTORING},
+       "</actuator>", 0},
       // a refsite of id 0 (site a: no site is on the world body)
       {"<actuator><position site=\"c\" refsite=\"a\" gear=\"1 0 0 0 0 0\" kp=\"100\"/>"
-       "</actuator>", mjPOSSCOPE_BRANCH},
+       "</actuator>", 1},
       {"<tendon><spatial name=\"t\"><site site=\"a2\"/><site site=\"c\"/></spatial></tendon>"
-       "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_BRANCH},
+       "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", 1},
       {"<tendon><spatial name=\"t\"><site site=\"a\"/><site site=\"a2\"/></spatial></tendon>"
-       "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_RESTORING},
+       "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", 0},
       // the branches met in the other order: the first dof (of a) after the other branch's
       {"<tendon><spatial name=\"t\"><site site=\"c\"/><site site=\"a\"/></spatial></tendon>"
-       "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_BRANCH},
+       "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", 1},
       // a site on a body welded to the world: moved by no dof, on every chain
       {"<tendon><spatial name=\"t\"><site site=\"w\"/><site site=\"c\"/></spatial></tendon>"
-       "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_RESTORING},
+       "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", 0},
       // a site on bodies welded to a moving one: moved by that body's dofs
       {"<tendon><spatial name=\"t\"><site site=\"a2\"/><site site=\"welded\"/></spatial>"
-       "</tendon><actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_BRANCH},
+       "</tendon><actuator><position tendon=\"t\" kp=\"100\"/></actuator>", 1},
       {"<actuator><position site=\"welded\" refsite=\"c\" gear=\"1 0 0 0 0 0\" kp=\"100\"/>"
-       "</actuator>", mjPOSSCOPE_RESTORING},
+       "</actuator>", 0},
       // slider-cranks: their two sites
       {"<actuator><position cranksite=\"a2\" slidersite=\"a\" cranklength=\"1\" kp=\"100\"/>"
-       "</actuator>", mjPOSSCOPE_RESTORING},
+       "</actuator>", 0},
       {"<actuator><position cranksite=\"a2\" slidersite=\"c\" cranklength=\"2\" kp=\"100\"/>"
-       "</actuator>", mjPOSSCOPE_BRANCH},
+       "</actuator>", 1},
       // wrapping geoms on the other branch: a sphere, a cylinder (on welded bodies)
       {"<tendon><spatial name=\"t\"><site site=\"a\"/><geom geom=\"sphere\"/><site site=\"a2\"/>"
        "</spatial></tendon><actuator><position tendon=\"t\" kp=\"100\"/></actuator>",
-       mjPOSSCOPE_BRANCH},
+       1},
       {"<tendon><spatial name=\"t\"><site site=\"a\"/><geom geom=\"cylinder\"/>"
        "<site site=\"a2\"/></spatial></tendon>"
-       "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_BRANCH},
+       "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", 1},
       // a pulley, on the branch of neither dof 0 nor dof 1
       {"<tendon><spatial name=\"t\"><site site=\"w\"/><site site=\"c\"/><pulley divisor=\"2\"/>"
        "<site site=\"w\"/><site site=\"welded\"/></spatial></tendon>"
-       "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", mjPOSSCOPE_RESTORING},
+       "<actuator><position tendon=\"t\" kp=\"100\"/></actuator>", 0},
   };
   for (const auto& c : cases) {
     std::string elements = c.elements;
@@ -366,9 +416,115 @@ TEST_F(ImplicitPosRows, MomentOnTwoBranchesIsLeftOut) {
     DataPtr d(mj_makeData(m.get()));
     SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
     SetPosture(m.get(), d.get());
-    EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 1, nullptr), c.scope) << c.elements;
+    EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 1, nullptr), mjPOSSCOPE_RESTORING)
+        << c.elements;
+    EXPECT_EQ(mjd_actuatorBranches(m.get(), 1), c.branches) << c.elements;
     for (int t = 0; t < 5; ++t) mj_step(m.get(), d.get());
   }
+}
+
+// K, dense (row-major), of the position servos of m (gain kp: the term kp m'm of each over its
+// moment at d's state) weighted by theta (one per actuator), with its elements between dofs of two
+// branches (neither the ancestor of the other) zeroed unless cross
+std::vector<double> DenseK(const mjModel* m, const mjData* d, const std::vector<double>& theta,
+                           bool cross) {
+  int nv = m->nv;
+  std::vector<double> k(nv * nv, 0.0);
+  auto ancestor = [m](int a, int b) {  // a is b or one of its ancestors
+    while (b > a) b = m->dof_parentid[b];
+    return a == b;
+  };
+  for (int i = 0; i < m->nu; ++i) {
+    double kp = -m->actuator_biasprm[mjNBIAS * i + 1];
+    const mjtNum* mom = d->actuator_moment + i * nv;
+    for (int r = 0; r < nv; ++r) {
+      for (int c = 0; c < nv; ++c) {
+        if (cross || ancestor(r, c) || ancestor(c, r)) {
+          k[r * nv + c] += theta[i] * kp * mom[r] * mom[c];
+        }
+      }
+    }
+  }
+  return k;
+}
+
+// Catches: a term on several branches left out of the step, or only its part on the pattern of M
+// taken (the update of the solve, mj_implicitPosCross, dropped or wrong), its shift left out, or
+// its weight not applied to it. One step equals backward Euler with the dense K of the servos'
+// terms kp m'm (their Gauss-Newton term, the finite difference only where the force is zero:
+// TermIsTheFiniteDifferenceWhereTheForceIsZero), each weighted by its mjd_posWeight under the
+// weights; without the weights, K without its elements between the two branches, or without the
+// shift, misses. A fixed tendon, a spatial tendon, a site with its refsite and a slider-crank
+// across the two branches, each after a motor and with a joint servo on the arm's second hinge
+// (the update then has on-pattern terms beside it), at gains from 1e2 to 1e6.
+TEST_F(ImplicitPosRows, TermOnSeveralBranchesIsInTheStep) {
+  const std::string rows[] = {
+      "<tendon><fixed name=\"t\"><joint joint=\"j0\" coef=\"1\"/><joint joint=\"jc\" "
+      "coef=\"-0.7\"/></fixed></tendon><actuator><position tendon=\"t\" kp=\"KP\"/>",
+      "<tendon><spatial name=\"t\"><site site=\"a2\"/><site site=\"welded\"/></spatial>"
+      "</tendon><actuator><position tendon=\"t\" kp=\"KP\"/>",
+      "<actuator><position site=\"a2\" refsite=\"welded\" gear=\"0.6 0 0.8 0 0 0\" kp=\"KP\"/>",
+      "<actuator><position cranksite=\"a2\" slidersite=\"welded\" cranklength=\"2\" "
+      "kp=\"KP\"/>",
+  };
+  double least_theta = 1;
+  for (std::string row : rows) {
+    for (double kp : {1e2, 1e4, 1e6}) {
+      std::string elements = row;
+      elements.replace(elements.find("KP"), 2, std::to_string(kp));
+      elements.replace(elements.find("<actuator>"), 10, "<actuator><motor joint=\"jc\"/>");
+      elements += "<position joint=\"j1\" kp=\"" + std::to_string(kp) + "\"/></actuator>";
+      ModelPtr m = LoadModelOrFail(TwoBranches() + elements + "</mujoco>");
+      ASSERT_NE(m, nullptr) << row;
+      ASSERT_EQ(mjd_actuatorBranches(m.get(), 1), 1) << row;
+      m->opt.gravity[2] = 0;
+      m->opt.timestep = kH;
+      int nv = m->nv;
+      for (bool weighted : {false, true}) {
+        SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+        SetEnable(m.get(), mjENBL_POSWEIGHT, weighted);
+        DataPtr d(mj_makeData(m.get()));
+        SetPosture(m.get(), d.get());
+        HoldPose(m.get(), d.get());
+        for (int i = 1; i < m->nu; ++i) d->ctrl[i] += 0.1 * i;
+        mj_forward(m.get(), d.get());
+        DataPtr before(mj_copyData(nullptr, m.get(), d.get()));
+        mj_step(m.get(), d.get());
+
+        // the reference: M, qDeriv (stock's, on its pattern) and the weighted dense K
+        std::vector<double> mass(nv * nv), damping(nv * nv, 0.0), force(nv);
+        mj_fullM(m.get(), mass.data(), before->qM);
+        for (int r = 0; r < nv; ++r) {
+          for (int j = 0; j < d->D_rownnz[r]; ++j) {
+            int adr = d->D_rowadr[r] + j;
+            damping[r * nv + d->D_colind[adr]] = d->qDeriv[adr];
+          }
+          force[r] = before->qfrc_smooth[r] + before->qfrc_constraint[r];
+        }
+        std::vector<double> theta(m->nu, 1.0);
+        for (int i = 1; i < m->nu && weighted; ++i) {
+          theta[i] = mjd_posWeight(m.get(), before.get(), mjOBJ_ACTUATOR, i);
+          least_theta = std::min(least_theta, theta[i]);
+        }
+        std::vector<double> k = DenseK(m.get(), before.get(), theta, true);
+        std::vector<double> k_chain = DenseK(m.get(), before.get(), theta, false);
+        std::vector<double> zero(nv * nv, 0.0);
+        std::vector<double> ref = BackwardEulerVelocity(nv, kH, mass, damping, k, k,
+                                                        force.data(), before->qvel);
+        std::string what = row + " kp " + std::to_string(kp) + (weighted ? " weighted" : "");
+        EXPECT_LE(RelDiff(ref.data(), d->qvel, nv), 1e-10) << what;
+        if (!weighted) {
+          std::vector<double> chain = BackwardEulerVelocity(nv, kH, mass, damping, k_chain, k,
+                                                            force.data(), before->qvel);
+          std::vector<double> no_shift = BackwardEulerVelocity(nv, kH, mass, damping, k, zero,
+                                                               force.data(), before->qvel);
+          EXPECT_GT(RelDiff(chain.data(), d->qvel, nv), 1e-8) << what;
+          EXPECT_GT(RelDiff(no_shift.data(), d->qvel, nv), 1e-8) << what;
+        }
+      }
+    }
+  }
+  EXPECT_LT(least_theta, 0.5);  // the weights were tested where they matter
 }
 
 }  // namespace

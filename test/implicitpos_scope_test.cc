@@ -82,9 +82,9 @@ std::vector<ScopeCase> Cases() {
   const std::map<std::string, int> scope = {
       {"joint_servo", mjPOSSCOPE_RESTORING},
       {"fixed_tendon_chain", mjPOSSCOPE_RESTORING},
-      {"fixed_tendon_branches", mjPOSSCOPE_BRANCH},
+      {"fixed_tendon_branches", mjPOSSCOPE_RESTORING},
       {"spatial_tendon", mjPOSSCOPE_RESTORING},
-      {"spatial_tendon_branches", mjPOSSCOPE_BRANCH},
+      {"spatial_tendon_branches", mjPOSSCOPE_RESTORING},
       {"site_transmission", mjPOSSCOPE_TRANSMISSION},
       {"site_refsite", mjPOSSCOPE_RESTORING},
       {"body_transmission", mjPOSSCOPE_TRANSMISSION},
@@ -195,8 +195,8 @@ TEST_F(ImplicitPosDisable, DisabledForcesAddNoStiffness) {
 class ImplicitPosTendonScope : public MujocoTest {};
 
 // Catches: a tendon's scope, model structure kept in mjData, not found again by mj_resetData
-// after the model's tendon is edited: a joint on another branch, a joint listed twice, the chain
-// again; and an emptied tendon (the compiler makes none) taken into K.
+// after the model's tendon is edited: a joint on another branch (in K too), a joint listed twice,
+// the chain again; and an emptied tendon (the compiler makes none) taken into K.
 TEST_F(ImplicitPosTendonScope, FoundAgainByResetData) {
   std::vector<ScopeConfiguration> configs = ScopeConfigurations(2e4, 1e3);
   auto chain = std::find_if(configs.begin(), configs.end(), [](const ScopeConfiguration& c) {
@@ -216,7 +216,7 @@ TEST_F(ImplicitPosTendonScope, FoundAgainByResetData) {
     int scope;
   } edits[] = {
       {b, mjPOSSCOPE_RESTORING},
-      {c, mjPOSSCOPE_BRANCH},
+      {c, mjPOSSCOPE_RESTORING},
       {m->wrap_objid[wrap - 1], mjPOSSCOPE_TRANSMISSION},
       {b, mjPOSSCOPE_RESTORING},
   };
@@ -237,8 +237,8 @@ TEST_F(ImplicitPosTendonScope, FoundAgainByResetData) {
 }
 
 // Catches: a tendon's scope decided by the order of its joints. Joints on two branches listed
-// before a ball joint, or before a joint listed again, are TRANSMISSION as in any other order
-// (and as in the 3.12 port): the joint types and repeated joints come before the branch test.
+// before a ball joint, or before a joint listed again, are TRANSMISSION as in any other order;
+// the two joints on two branches alone are in K.
 TEST_F(ImplicitPosTendonScope, IndependentOfTheWrapOrder) {
   ModelPtr m = LoadModelOrFail(
       "<mujoco><option integrator=\"implicit\"/><worldbody>"
@@ -261,7 +261,7 @@ TEST_F(ImplicitPosTendonScope, IndependentOfTheWrapOrder) {
   } cases[] = {
       {ball, mjPOSSCOPE_TRANSMISSION, "a ball joint"},
       {a, mjPOSSCOPE_TRANSMISSION, "a repeated"},
-      {-1, mjPOSSCOPE_BRANCH, "none (a two-joint tendon)"},
+      {-1, mjPOSSCOPE_RESTORING, "none (a two-joint tendon)"},
   };
   for (const auto& c : cases) {
     if (c.joint >= 0) {

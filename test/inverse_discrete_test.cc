@@ -139,6 +139,13 @@ std::vector<Case> ServoModels(const std::string& integrator) {
     humanoid->opt.disableflags |= mjDSBL_CONTACT;
   }
   cases.push_back({"humanoid", ModelPtr(humanoid)});
+
+  // implicit: a tendon servo whose moment is on two branches (its term of K outside MhD)
+  for (const ScopeConfiguration& c : ScopeConfigurations(2e3, 0)) {
+    if (integrator == "implicit" && c.name == "fixed_tendon_branches") {
+      cases.push_back({c.name, LoadModelOrFail(c.xml)});
+    }
+  }
   for (const Case& c : cases) EXPECT_NE(c.model, nullptr) << c.name;
   return cases;
 }
@@ -256,10 +263,13 @@ Dense DenseReference(const mjModel* m, const mjData* d0) {
   return r;
 }
 
-// Catches: a K error shared by forward and inverse (the round trip alone misses it).
+// Catches: a K error shared by forward and inverse (the round trip alone misses it). Not on a
+// moment across two branches: stock's qDeriv keeps only the part of its velocity term on the
+// pattern of M, which the dense damping here does not (its K in the step is checked against a
+// dense solve by TermOnSeveralBranchesIsInTheStep).
 TEST_F(InverseDiscrete, DenseReference) {
   for (Case& c : ServoModels("implicit")) {
-    if (!c.model) continue;
+    if (!c.model || c.name == "fixed_tendon_branches") continue;
     mjModel* m = c.model.get();
     int nv = m->nv;
     double h = m->opt.timestep;

@@ -566,40 +566,15 @@ bool FiniteGains(const mjModel* m) {
          AllFinite(m->actuator_biasprm, mjNBIAS * m->nu) && AllFinite(m->jnt_stiffness, m->njnt);
 }
 
-// true if joint dofs of bodies a and b lie on one kinematic chain
-bool OnOneChain(const mjModel* m, int a, int b) {
-  auto ancestor = [m](int x, int y) {  // x is y or an ancestor of y
-    while (y > x) y = m->body_parentid[y];
-    return x == y;
-  };
-  return ancestor(std::min(a, b), std::max(a, b));
-}
-
-// the dofs that move body b: its own and its ancestors'
-std::set<int> BodyDofs(const mjModel* m, int b) {
-  std::set<int> dofs;
-  for (; b > 0; b = m->body_parentid[b]) {
-    for (int k = 0; k < m->body_dofnum[b]; ++k) dofs.insert(m->body_dofadr[b] + k);
-  }
-  return dofs;
-}
-
-// true if the dofs that move sites a and b lie on one chain: those of one include the other's
-bool SitesOnOneChain(const mjModel* m, int a, int b) {
-  std::set<int> da = BodyDofs(m, m->site_bodyid[a]), db = BodyDofs(m, m->site_bodyid[b]);
-  return std::includes(da.begin(), da.end(), db.begin(), db.end()) ||
-         std::includes(db.begin(), db.end(), da.begin(), da.end());
-}
-
 bool Scalar(const mjModel* m, int j) {
   return m->jnt_type[j] == mjJNT_HINGE || m->jnt_type[j] == mjJNT_SLIDE;
 }
 
 // An independent reading of the flag's scope (doc/scope.md, "Scope: what goes into K"): the
 // transmission of actuator i is a hinge, slide or ball joint, a fixed tendon over hinges and
-// slides on one chain, each listed once, or a spatial tendon between two sites, or a site with a
-// refsite, whose dofs lie on one chain; exact: only those whose term is the exact derivative (a
-// hinge, a slide, a fixed tendon), not the Gauss-Newton term
+// slides, each listed once, a spatial tendon between two sites, or a site with a refsite, on one
+// chain or several branches; exact: only those whose term is the exact derivative (a hinge, a
+// slide, a fixed tendon), not the Gauss-Newton term
 bool ScopeTransmission(const mjModel* m, int i, bool exact = false) {
   int id = m->actuator_trnid[2 * i];
   if (m->actuator_trntype[i] == mjTRN_JOINT) {
@@ -607,19 +582,17 @@ bool ScopeTransmission(const mjModel* m, int i, bool exact = false) {
   }
   if (m->actuator_trntype[i] == mjTRN_SITE) {
     int ref = m->actuator_trnid[2 * i + 1];
-    return !exact && ref >= 0 && SitesOnOneChain(m, id, ref);
+    return !exact && ref >= 0;
   }
   if (m->actuator_trntype[i] != mjTRN_TENDON || m->tendon_num[id] == 0) return false;
   int adr = m->tendon_adr[id], num = m->tendon_num[id];
-  if (m->wrap_type[adr] == mjWRAP_SITE) {  // two sites
-    return !exact && SitesOnOneChain(m, m->wrap_objid[adr], m->wrap_objid[adr + 1]);
-  }
+  if (m->wrap_type[adr] == mjWRAP_SITE) return !exact;  // two sites
   for (int a = adr; a < adr + num; ++a) {
     int ja = m->wrap_objid[a];
     if (m->wrap_type[a] != mjWRAP_JOINT || !Scalar(m, ja)) return false;
     for (int b = adr; b < a; ++b) {
       int jb = m->wrap_objid[b];
-      if (ja == jb || !OnOneChain(m, m->jnt_bodyid[ja], m->jnt_bodyid[jb])) return false;
+      if (ja == jb) return false;
     }
   }
   return true;
