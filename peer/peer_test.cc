@@ -41,6 +41,10 @@ std::vector<double> Minus(const std::vector<double>& a, const std::vector<double
 // the model has no velocity derivative of the bias force (one hinge about a fixed axis)
 bool OneDof(const Subject& s) { return s.m->nv == 1; }
 
+// a tendon across two branches: discrete solves its coupling by conjugate gradients, we by an
+// update of the sparse solve; both are rounded more than kTol on it (CrossBranchTendon)
+bool CrossBranch(const Subject& s) { return s.name.rfind("two-finger hand", 0) == 0; }
+
 class PeerConformance : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -68,6 +72,7 @@ TEST(PeerDriver, IsUpstream314) { EXPECT_EQ(Version(), "3.14.0"); }
 // scope of K on any of these models, or a flag that does nothing.
 TEST_F(PeerConformance, FlagEqualsDiscreteFromRest) {
   for (size_t i = 0; i < subjects_->size(); ++i) {
+    if (CrossBranch((*subjects_)[i])) continue;
     const OneStep& r = (*rest_)[i];
     EXPECT_LE(RelDiff(r.flag, r.discrete), kTol) << (*subjects_)[i].name;
   }
@@ -78,6 +83,7 @@ TEST_F(PeerConformance, FlagEqualsDiscreteFromRest) {
 // change of momentum of discrete's step, M (v+ - v) / h, computed here from its velocity.
 TEST_F(PeerConformance, FlagAppliedForceIsDiscretesMomentumChange) {
   for (size_t i = 0; i < subjects_->size(); ++i) {
+    if (CrossBranch((*subjects_)[i])) continue;
     const OneStep& r = (*rest_)[i];
     int nv = static_cast<int>(r.qvel.size());
     std::vector<double> change(nv, 0.0);
@@ -132,7 +138,7 @@ TEST_F(PeerConformance, OneDofFlagEqualsDiscreteMoving) {
 TEST_F(PeerConformance, MovingDifferenceIsTheBiasVelocityDerivative) {
   for (size_t i = 0; i < subjects_->size(); ++i) {
     const Subject& s = (*subjects_)[i];
-    if (OneDof(s) || !s.exact) continue;
+    if (OneDof(s) || !s.exact || CrossBranch(s)) continue;
     const OneStep& r = (*moving_)[i];
     EXPECT_LE(RelDiff(r.flag, r.dense_with_bias), kTol) << s.name;
     EXPECT_LE(RelDiff(r.discrete, r.dense_without_bias), kTol) << s.name;
@@ -141,6 +147,34 @@ TEST_F(PeerConformance, MovingDifferenceIsTheBiasVelocityDerivative) {
     std::vector<double> term = Minus(r.dense_with_bias, r.dense_without_bias);
     EXPECT_LE(RelDiff(ours_minus_peer, term), 1e-6) << s.name;
   }
+}
+
+// Catches: the term of a tendon across two branches missing from the flag's step, or only its
+// part on the pattern of M taken. The two-finger hand closed by one tendon (no velocity gain):
+// from rest and moving, the flag's step is the dense backward-Euler step (with the bias force's
+// velocity derivative when moving) to 1e-9, the rounding of the update at kp 1e6 (a few 1e-10;
+// the dense references themselves differ from discrete by 5e-12 at kp 1e2); from rest it is
+// discrete's to 1e-10 up to kp 1e4. At kp 1e6 discrete's step is more than 1e-4 off the dense
+// step (its conjugate gradients stop at their tolerance) while ours is not; and the flag's step
+// is not stock's.
+TEST_F(PeerConformance, CrossBranchTendon) {
+  int checked = 0;
+  for (size_t i = 0; i < subjects_->size(); ++i) {
+    const Subject& s = (*subjects_)[i];
+    if (!CrossBranch(s)) continue;
+    const OneStep& rest = (*rest_)[i];
+    const OneStep& moving = (*moving_)[i];
+    EXPECT_LE(RelDiff(rest.flag, rest.dense_without_bias), 1e-9) << s.name;
+    EXPECT_LE(RelDiff(moving.flag, moving.dense_with_bias), 1e-9) << s.name;
+    EXPECT_GT(RelDiff(rest.flag, rest.off), 1e-6) << s.name;
+    if (s.name.find("kp=1e+06") == std::string::npos) {
+      EXPECT_LE(RelDiff(rest.flag, rest.discrete), 1e-10) << s.name;
+    } else {
+      EXPECT_GT(RelDiff(rest.discrete, rest.dense_without_bias), 1e-4) << s.name;
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3);
 }
 
 }  // namespace
