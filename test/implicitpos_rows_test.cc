@@ -455,8 +455,9 @@ std::vector<double> DenseK(const mjModel* m, const mjData* d, const std::vector<
 // TermIsTheFiniteDifferenceWhereTheForceIsZero), each weighted by its mjd_posWeight under the
 // weights; without the weights, K without its elements between the two branches, or without the
 // shift, misses. A fixed tendon, a spatial tendon, a site with its refsite and a slider-crank
-// across the two branches, each after a motor and with a joint servo on the arm's second hinge
-// (the update then has on-pattern terms beside it), at gains from 1e2 to 1e6.
+// across the two branches, and two of them at once (at 1e6 and a gain from 1e2, in either order),
+// each after a motor and with a joint servo on the arm's second hinge (the update then has
+// on-pattern terms beside it), at gains from 1e2 to 1e6.
 TEST_F(ImplicitPosRows, TermOnSeveralBranchesIsInTheStep) {
   const std::string rows[] = {
       "<tendon><fixed name=\"t\"><joint joint=\"j0\" coef=\"1\"/><joint joint=\"jc\" "
@@ -466,6 +467,15 @@ TEST_F(ImplicitPosRows, TermOnSeveralBranchesIsInTheStep) {
       "<actuator><position site=\"a2\" refsite=\"welded\" gear=\"0.6 0 0.8 0 0 0\" kp=\"KP\"/>",
       "<actuator><position cranksite=\"a2\" slidersite=\"welded\" cranklength=\"2\" "
       "kp=\"KP\"/>",
+      // two rows across the branches, one at 1e6: the update's dense solve is 2 x 2 and pivots
+      "<tendon><fixed name=\"t\"><joint joint=\"j0\" coef=\"1\"/><joint joint=\"jc\" "
+      "coef=\"-0.7\"/></fixed><spatial name=\"u\"><site site=\"a2\"/><site site=\"welded\"/>"
+      "</spatial></tendon><actuator><position tendon=\"t\" kp=\"KP\"/>"
+      "<position tendon=\"u\" kp=\"1e6\"/>",
+      "<tendon><fixed name=\"t\"><joint joint=\"j0\" coef=\"1\"/><joint joint=\"jc\" "
+      "coef=\"-0.7\"/></fixed><spatial name=\"u\"><site site=\"a2\"/><site site=\"welded\"/>"
+      "</spatial></tendon><actuator><position tendon=\"u\" kp=\"1e6\"/>"
+      "<position tendon=\"t\" kp=\"KP\"/>",
   };
   double least_theta = 1;
   for (std::string row : rows) {
