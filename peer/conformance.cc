@@ -148,10 +148,10 @@ std::vector<Subject> ConformanceSubjects(const std::string& model_dir) {
       s.back().exact = std::string(kind) == "ball";  // at its rest: the moment is constant
     }
   }
-  // one tendon across two branches, without velocity gain: stock's qDeriv keeps only the part of
-  // a velocity term c m m' on the pattern of M, discrete takes all of it
+  // one tendon across two branches, kv 1: its whole velocity term and K in the flag's step, as in
+  // discrete's (stock's qDeriv keeps only the velocity term's part on the pattern of M)
   for (double kp : {1e2, 1e4, 1e6}) {
-    s.push_back(FromXml("two-finger hand kp=" + Sci(kp), TwoFingerHandXml(kp, 0, 5e-3)));
+    s.push_back(FromXml("two-finger hand kp=" + Sci(kp), TwoFingerHandXml(kp, 1, 5e-3)));
   }
   std::string path = model_dir + "/humanoid/humanoid.xml";
   for (double kp : {1e2, 1e4, 1e6}) {

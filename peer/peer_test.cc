@@ -150,13 +150,13 @@ TEST_F(PeerConformance, MovingDifferenceIsTheBiasVelocityDerivative) {
 }
 
 // Catches: the term of a tendon across two branches missing from the flag's step, or only its
-// part on the pattern of M taken. The two-finger hand closed by one tendon (no velocity gain):
-// from rest and moving, the flag's step is the dense backward-Euler step (with the bias force's
-// velocity derivative when moving) to 1e-9, the rounding of the update at kp 1e6 (a few 1e-10;
-// the dense references themselves differ from discrete by 5e-12 at kp 1e2); from rest it is
-// discrete's to 1e-10 up to kp 1e4. At kp 1e6 discrete's step is more than 1e-4 off the dense
-// step (its conjugate gradients stop at their tolerance) while ours is not; and the flag's step
-// is not stock's.
+// part on the pattern of M taken, for K or for the velocity term. The two-finger hand closed by
+// one tendon (kv 1): from rest and moving, the flag's step is the dense backward-Euler step (with
+// the bias force's velocity derivative when moving) to 1e-9, the rounding of the update at kp 1e6
+// (a few 1e-10); from rest it is discrete's to 1e-9 up to kp 1e4 (both solvers round beyond
+// kTol on this model). At kp 1e6 discrete's step is more than 1e-4 off the dense step (its
+// conjugate gradients stop at their tolerance) while ours is not; and the flag's step is not
+// stock's.
 TEST_F(PeerConformance, CrossBranchTendon) {
   int checked = 0;
   for (size_t i = 0; i < subjects_->size(); ++i) {
@@ -168,7 +168,7 @@ TEST_F(PeerConformance, CrossBranchTendon) {
     EXPECT_LE(RelDiff(moving.flag, moving.dense_with_bias), 1e-9) << s.name;
     EXPECT_GT(RelDiff(rest.flag, rest.off), 1e-6) << s.name;
     if (s.name.find("kp=1e+06") == std::string::npos) {
-      EXPECT_LE(RelDiff(rest.flag, rest.discrete), 1e-10) << s.name;
+      EXPECT_LE(RelDiff(rest.flag, rest.discrete), 1e-9) << s.name;
     } else {
       EXPECT_GT(RelDiff(rest.discrete, rest.dense_without_bias), 1e-4) << s.name;
     }

@@ -339,6 +339,46 @@ TEST_F(ImplicitPosGuardInput, TendonScopeWritesNothingPastTheEnd) {
   EXPECT_EQ(mjd_actuatorBranches(m.get(), 1), 1);
 }
 
+// Catches: the walk over a moment row on several branches (rowFirst, rowNext) starting past its
+// last dof: it reads the next row of actuator_moment and past the end of qvel, and writes past
+// the end of vec. The servo on a tendon across two branches is the last actuator; its moment and
+// qvel are replaced by copies one row (one element) longer, the extra elements NaN, and vec is
+// one element longer with a sentinel there.
+TEST_F(ImplicitPosGuardInput, BranchRowWalkStaysInItsRow) {
+  ModelPtr m = LoadModelOrFail(Model(
+      "<tendon><fixed name=\"br\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"c\" "
+      "coef=\"-0.5\"/></fixed></tendon><actuator>" + Affine("joint=\"b\"", 5, 0, -100) +
+      Affine("tendon=\"br\"", 5, 0, -100) + "</actuator>"));
+  ASSERT_NE(m, nullptr);
+  ASSERT_EQ(mjd_actuatorBranches(m.get(), 1), 1);
+  DataPtr d(mj_makeData(m.get()));
+  SetAwayFromRest(m.get(), d.get());
+  mj_forward(m.get(), d.get());
+  int nu = m->nu, nv = m->nv;
+  const double sentinel = 12345.5;
+  for (int flags : {0, static_cast<int>(mjENBL_POSWEIGHT)}) {
+    m->opt.enableflags = flags;
+    std::vector<mjtNum> moment(d->actuator_moment, d->actuator_moment + nu * nv);
+    std::vector<mjtNum> qvel(d->qvel, d->qvel + nv);
+    moment.resize((nu + 1) * nv, kNaN);
+    qvel.resize(nv + 2, kNaN);
+    mjtNum* own_moment = d->actuator_moment;
+    mjtNum* own_qvel = d->qvel;
+    d->actuator_moment = moment.data();
+    d->qvel = qvel.data();
+    std::vector<mjtNum> vec(nv + 2, 0.0);
+    vec[nv] = vec[nv + 1] = sentinel;
+    mjd_implicitPos(m.get(), d.get(), nullptr, 0, vec.data(), 1);
+    d->actuator_moment = own_moment;
+    d->qvel = own_qvel;
+    for (int i = 0; i < nv; ++i) {
+      EXPECT_TRUE(std::isfinite(vec[i])) << "flags " << flags << " dof " << i;
+    }
+    EXPECT_EQ(vec[nv], sentinel) << "flags " << flags;
+    EXPECT_EQ(vec[nv + 1], sentinel) << "flags " << flags;
+  }
+}
+
 // two stateless servos, then one with an activation (a filter): actuator 2's activation is act[0]
 std::string StatelessFirstModel() {
   return Model("<actuator>" + Affine("joint=\"a\"", 5, -30, -100) +

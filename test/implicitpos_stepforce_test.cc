@@ -69,6 +69,9 @@ std::vector<Model> Models() {
   models.push_back({"servo humanoid", ModelPtr(LoadWithServos(kHumanoid, 2e3, 20, &error))});
   EXPECT_NE(models.back().m, nullptr) << error;
   models.push_back({"finger squeeze", LoadModelOrFail(FingerSqueezeXml(2e3, 20, 0.005))});
+  // one tendon across two branches, with a velocity gain: the step applies its whole velocity
+  // term and K through the update of its solve, qDeriv holds the part on the pattern of M
+  models.push_back({"two-finger hand", LoadModelOrFail(TwoFingerHandXml(2e3, 20, 0.005))});
 
   // gains with a velocity term: force (kp - 5 velocity) ctrl on the first joint of a chain,
   // (kp - 3 velocity) ctrl on its third (actuator 2: each reads its own row of gainprm)
@@ -285,6 +288,23 @@ TEST_F(ImplicitPosStepForce, ForceLimitedServosHeldAtTheirRange) {
   models.push_back({"servo humanoid", ModelPtr(LoadWithServos(kHumanoid, 1e3, 10, &error)), 100});
   models.push_back({"finger squeeze", LoadModelOrFail(FingerSqueezeXml(1e4, 100, 0.005)), 50});
   models.push_back({"gear/tendon arm", LoadModelOrFail(GearTendonArmXml(2e3, 20, 0.005)), 20});
+  // held rows: servos on spatial tendons (mjd_addActuatorTerm takes a held row out of the
+  // matrix), and the hand's tendon across two branches (out of the solve's update)
+  models.push_back({"spatial tendons", LoadModelOrFail(RowServoXml("spatial", 2e3, 20, 0.005)),
+                    20});
+  // (its links 1000 times heavier, kp 1e4: the light hand's explicit force is never inside the
+  // range when its applied force crosses it)
+  models.push_back({"heavy two-finger hand", LoadModelOrFail(TwoFingerHandXml(1e4, 1, 0.005)),
+                    50});
+  if (mjModel* m = models.back().m.get()) {
+    for (int b = 0; b < m->nbody; ++b) {
+      m->body_mass[b] *= 1000;
+      for (int k = 0; k < 3; ++k) m->body_inertia[3 * b + k] *= 1000;
+    }
+    for (int j = 0; j < m->nv; ++j) m->dof_armature[j] *= 1000;
+    DataPtr d(mj_makeData(m));
+    mj_setConst(m, d.get());
+  }
   for (Limited& l : models) {
     mjModel* m = l.m.get();
     ASSERT_NE(m, nullptr) << l.name << error;

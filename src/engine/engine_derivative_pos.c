@@ -19,12 +19,14 @@
 
 #include <mujoco/mjdata.h>
 #include <mujoco/mjmodel.h>
+#include "engine/engine_derivative.h"
 #include "engine/engine_io.h"
 #include "engine/engine_macro.h"
 #include "engine/engine_util_blas.h"
 #include "engine/engine_util_errmem.h"
 #include "engine/engine_util_misc.h"
 #include "engine/engine_util_solve.h"
+#include "engine/engine_util_sparse.h"
 
 //------------------------------ utilities ---------------------------------------------------------
 
@@ -235,6 +237,26 @@ static void addChainTerm(const mjModel* m, const mjData* d, mjtNum* matD, const 
 
 
 
+// res += scl*k*P*vec for the part P of moment'*moment on the pattern of M (addChainTerm's pairs)
+static void mulChainTerm(const mjModel* m, mjtNum* res, const mjtNum* moment, int leaf,
+                         const mjtNum* vec, mjtNum scl, mjtNum k) {
+  for (int a=rowFirst(m, leaf); a>=0; a=rowNext(m, leaf, a)) {
+    if (moment[a]==0) {
+      continue;
+    }
+    mjtNum km = scl * k * moment[a];
+    res[a] += km * moment[a] * vec[a];
+    for (int b=m->dof_parentid[a]; b>=0; b=m->dof_parentid[b]) {
+      if (moment[b]) {
+        res[a] += km * moment[b] * vec[b];
+        res[b] += km * moment[b] * vec[a];
+      }
+    }
+  }
+}
+
+
+
 // add scl*(k*moment)'*moment of actuator i to the D-sparse matD: one diagonal element for a
 // hinge or slide, else the dense block on the chain that holds its moment (in the pattern of M),
 // or the part on the pattern of M of a row on several branches
@@ -258,6 +280,37 @@ void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,
 int mjd_actuatorBranches(const mjModel* m, int i) {
   int leaf;
   return mjd_actuatorDof(m, i) < 0 && !actuatorLeaf(m, i, &leaf);
+}
+
+
+
+// 1 if actuator i has a term of K (kact[i] > 0) whose moment is on several branches
+static int branchTerm(const mjModel* m, const mjtNum* kact, int i) {
+  return kact[i] > 0 && mjd_actuatorBranches(m, i);
+}
+
+
+
+// the coefficient of m m' in the step's matrix for a term on several branches (branchTerm):
+// scl*kact[i] for K, and its whole velocity term -h dfdv
+static mjtNum branchCoef(const mjModel* m, const mjData* d, const mjtNum* kact, int i,
+                         mjtNum scl) {
+  return scl * kact[i] - m->opt.timestep * mjd_actuatorVel(m, d, i);
+}
+
+
+
+void mjd_branchVelocity(const mjModel* m, const mjData* d, mjtNum* res, const mjtNum* kact,
+                        const mjtNum* vec, mjtNum scl) {
+  int nv = m->nv;
+  for (int i=0; i<m->nu; i++) {
+    if (branchTerm(m, kact, i)) {
+      const mjtNum* moment = d->actuator_moment + i*nv;
+      mjtNum dfdv = mjd_actuatorVel(m, d, i);
+      mju_addToScl(res, moment, scl * dfdv * mju_dot(moment, vec, nv), nv);
+      mulChainTerm(m, res, moment, -1, vec, -scl, dfdv);
+    }
+  }
 }
 
 
@@ -864,14 +917,12 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
     }
   }
 
-  // servos with a moment row: actuator-space stiffness and damping, inverse weight of the row; a
-  // row on several branches counts no damping: the step's velocity term (qDeriv) keeps only its
-  // part on the pattern of M, not c m m'
+  // servos with a moment row: actuator-space stiffness and damping, inverse weight of the row
   for (int i=0; i<nu; i++) {
     wten[i] = 1;
     rten[i] = 0;
     if (slope[i] < 0 && mjd_actuatorDof(m, i) < 0) {
-      cten[i] = rowLeaf(m, i) < 0 ? 0 : mjMAX(actuatorDamping(m, d, i, controls), 0);
+      cten[i] = mjMAX(actuatorDamping(m, d, i, controls), 0);
       wten[i] = tableWeight(h, -slope[i], cten[i], rowInvweight0(m, i), NULL);
       rten[i] = termRisk(h, -slope[i], cten[i], wten[i]);
       risky |= rten[i] > 0;
@@ -952,10 +1003,12 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
 // of each servo with a moment row (posWeights), with which the servos on one dof are left to
 // mjd_dof_pos, which weighs them together with their dof's spring; kact (NULL for none): the
 // stiffness of each term added, -slope times its weight; returns the number of terms whose moment
-// is on several branches, left out of matD (the solve adds them: mj_implicitPosCross)
+// is on several branches, left out of matD (the solve adds them: mj_implicitPosCross); swapvel:
+// their velocity term's part on the pattern of M is also taken out of matD (the step's matrix
+// M - h qDeriv), since the solve applies the whole velocity term with them
 static int mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
                             const mjtNum* wten, ctrlState* controls, mjtNum* matD, mjtNum sclK,
-                            mjtNum* vec, mjtNum sclKv, mjtNum* kact) {
+                            mjtNum* vec, mjtNum sclKv, mjtNum* kact, int swapvel) {
   int nv = m->nv, nbranch = 0;
   const mjtNum* qvel = d->qvel;
 
@@ -1013,9 +1066,13 @@ static int mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
     }
 
     // the dense block on one chain's dofs, within the D pattern; on several branches, outside
-    // it: applied in the solve (mj_implicitPosCross)
+    // it: applied in the solve with the row's whole velocity term (mj_implicitPosCross), whose
+    // part on the pattern (from qDeriv: M - h qDeriv holds -h dfdv P) is taken out of matD
     if (leaf < 0) {
       nbranch++;
+      if (matD && swapvel) {
+        addChainTerm(m, d, matD, moment, -1, m->opt.timestep, mjd_actuatorVel(m, d, i));
+      }
     } else if (matD) {
       addChainTerm(m, d, matD, moment, leaf, sclK, -slope);
     }
@@ -1097,18 +1154,33 @@ static void mjd_dof_terms(const mjModel* m, const mjtNum* slope, const mjtNum* w
 
 //------------------------------ main entry points -------------------------------------------------
 
+// the terms of K (implicitPosTerms) into matD and vec, the stiffness of each in kact and kspring;
+// swapvel: for the step (mj_implicitPosTerms)
+static int implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
+                            mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring,
+                            int swapvel);
+
 // add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec, K = -d(qfrc_actuator+qfrc_passive)/dq
 void mjd_implicitPos(const mjModel* m, mjData* d,
                      mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
-  mj_implicitPosTerms(m, d, matD, sclK, vec, sclKv, NULL, NULL);
+  implicitPosTerms(m, d, matD, sclK, vec, sclKv, NULL, NULL, 0);
 }
 
 
 
-// mjd_implicitPos, and the stiffness of each term of K it added in kact (nu) and kspring (nv);
-// returns the number of terms on several branches, left out of matD (mj_implicitPosCross)
+// mjd_implicitPos for the step, and the stiffness of each term of K it added in kact (nu) and
+// kspring (nv); returns the number of terms on several branches, left out of matD with the part of
+// their velocity term that matD held (mj_implicitPosCross applies both)
 int mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
                         mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring) {
+  return implicitPosTerms(m, d, matD, sclK, vec, sclKv, kact, kspring, 1);
+}
+
+
+
+static int implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
+                            mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring,
+                            int swapvel) {
   ctrlState controls = CTRL_UNCHECKED;  // their check (actuatorInput)
   int nbranch = 0;
   if (kact) {
@@ -1120,7 +1192,8 @@ int mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
 
   // unweighted: by force class
   if (!mjENABLED(mjENBL_POSWEIGHT)) {
-    nbranch = mjd_actuator_pos(m, d, NULL, NULL, &controls, matD, sclK, vec, sclKv, kact);
+    nbranch = mjd_actuator_pos(m, d, NULL, NULL, &controls, matD, sclK, vec, sclKv, kact,
+                               swapvel);
     mjd_passive_pos(m, d, matD, sclK, vec, sclKv, kspring);
     return nbranch;
   }
@@ -1138,7 +1211,8 @@ int mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
   mjd_dof_pos(m, d, kdof, kdof + 2*nv, matD, sclK, vec, sclKv);
   mjd_dof_terms(m, slope, kdof + 2*nv, kact, kspring);
   if (ntendon) {
-    nbranch = mjd_actuator_pos(m, d, slope, wten, &controls, matD, sclK, vec, sclKv, kact);
+    nbranch = mjd_actuator_pos(m, d, slope, wten, &controls, matD, sclK, vec, sclKv, kact,
+                               swapvel);
   }
   mjFREESTACK;
   return nbranch;
@@ -1195,20 +1269,13 @@ static int solveDense(mjtNum* A, mjtNum* b, int n) {
 
 
 
-// 1 if actuator i has a term of K (kact[i] > 0) whose moment is on several branches
-static int branchTerm(const mjModel* m, const mjtNum* kact, int i) {
-  return kact[i] > 0 && mjd_actuatorBranches(m, i);
-}
-
-
-
 void mj_implicitPosCrossMul(const mjModel* m, const mjData* d, mjtNum* res, const mjtNum* vec,
                             const mjtNum* kact, mjtNum scl) {
   int nv = m->nv;
   for (int i=0; i<m->nu; i++) {
     if (branchTerm(m, kact, i)) {
       const mjtNum* moment = d->actuator_moment + i*nv;
-      mju_addToScl(res, moment, scl * kact[i] * mju_dot(moment, vec, nv), nv);
+      mju_addToScl(res, moment, branchCoef(m, d, kact, i, scl) * mju_dot(moment, vec, nv), nv);
     }
   }
 }
@@ -1216,42 +1283,68 @@ void mj_implicitPosCrossMul(const mjModel* m, const mjData* d, mjtNum* res, cons
 
 
 void mj_implicitPosCross(const mjModel* m, mjData* d, mjtNum* res, const mjtNum* LU,
-                         const mjtNum* kact, mjtNum scl) {
+                         const mjtNum* mat, const mjtNum* vec, const mjtNum* kact, mjtNum scl) {
   int nv = m->nv, nu = m->nu, n = 0;
   mjMARKSTACK;
   int* row = (int*)mj_stackAlloc(d, nu);
 
-  // the terms: scl*kact[i] m_i m_i' = U C U', U the moments (columns), C the diagonal
+  // the terms: (scl*kact[i] - h dfdv_i) m_i m_i' = U C U', U the moments (columns), C the
+  // diagonal
   for (int i=0; i<nu; i++) {
     if (branchTerm(m, kact, i)) {
       row[n++] = i;
     }
   }
 
-  // Woodbury: with y = A^-1 b (res) and Z = A^-1 U, (A + U C U')^-1 b = y - Z w, where
+  // Woodbury: with y = A^-1 b and Z = A^-1 U, (A + U C U')^-1 b = y - Z w, where
   // (I + C U' Z) w = C U' y; A + U C U' and A are nonsingular, so I + C U' Z is too
   if (n) {
     mjtNum* Z = mj_stackAlloc(d, n*nv);
     mjtNum* G = mj_stackAlloc(d, n*n);
+    mjtNum* Gf = mj_stackAlloc(d, n*n);
+    mjtNum* c = mj_stackAlloc(d, n);
     mjtNum* w = mj_stackAlloc(d, n);
+    mjtNum* dx = mj_stackAlloc(d, nv);
     for (int j=0; j<n; j++) {
       mju_solveLUSparse(Z + j*nv, LU, d->actuator_moment + row[j]*nv, nv,
                         d->D_rownnz, d->D_rowadr, d->D_colind);
     }
     for (int j=0; j<n; j++) {
       const mjtNum* moment = d->actuator_moment + row[j]*nv;
-      mjtNum c = scl * kact[row[j]];
+      c[j] = branchCoef(m, d, kact, row[j], scl);
       for (int k=0; k<n; k++) {
-        G[j*n+k] = (j==k) + c * mju_dot(moment, Z + k*nv, nv);
+        G[j*n+k] = (j==k) + c[j] * mju_dot(moment, Z + k*nv, nv);
       }
-      w[j] = c * mju_dot(moment, res, nv);
     }
-    if (solveDense(G, w, n)) {
-      for (int k=0; k<n; k++) {
-        mju_addToScl(res, Z + k*nv, -w[k], nv);
+
+    // the solution res, then with mat (A unfactorized) one step of iterative refinement: the
+    // update subtracts nearly equal vectors where the terms are stiff, the residual
+    // b - (A + U C U') x recovers what that rounding lost
+    for (int pass=0; pass < (mat ? 2 : 1); pass++) {
+      mjtNum* x = pass ? dx : res;
+      if (pass) {
+        mju_mulMatVecSparse(dx, mat, res, nv, d->D_rownnz, d->D_rowadr, d->D_colind, NULL);
+        mju_sub(dx, vec, dx, nv);
+        for (int j=0; j<n; j++) {
+          const mjtNum* moment = d->actuator_moment + row[j]*nv;
+          mju_addToScl(dx, moment, -c[j] * mju_dot(moment, res, nv), nv);
+        }
+        mju_solveLUSparse(dx, LU, dx, nv, d->D_rownnz, d->D_rowadr, d->D_colind);
       }
-    } else {
-      mju_warning("mj_implicitPosCross: singular update, terms on several branches left out");
+      for (int j=0; j<n; j++) {
+        w[j] = c[j] * mju_dot(d->actuator_moment + row[j]*nv, x, nv);
+      }
+      mju_copy(Gf, G, n*n);
+      if (!solveDense(Gf, w, n)) {
+        mju_warning("mj_implicitPosCross: singular update, terms on several branches left out");
+        break;
+      }
+      for (int k=0; k<n; k++) {
+        mju_addToScl(x, Z + k*nv, -w[k], nv);
+      }
+      if (pass) {
+        mju_addTo(res, dx, nv);
+      }
     }
   }
 

@@ -44,20 +44,29 @@ MJAPI void mjd_implicitPos(const mjModel* m, mjData* d,
 // mjd_implicitPos for the step, which also reports the stiffness of each term it added, as
 // weighted: K = sum_i kact[i] m_i' m_i + diag(kspring), m_i the moment of actuator i (kact: nu,
 // kspring: nv; 0 for a force outside K); either may be NULL. Returns the number of terms on
-// several branches, which are in vec but not in matD.
+// several branches, which are in vec but not in matD; for those, matD (the step's M - h qDeriv)
+// also loses the part of their velocity term -h dfdv m'm on its pattern, which qDeriv holds: the
+// solve applies their whole term, K and velocity (mj_implicitPosCross).
 int mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
                         mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring);
 
-// The terms of K on several branches (kact of mj_implicitPosTerms) in a solve: given
-// res = A^-1 b, with A factorized by mju_factorLUSparse into LU (D sparsity), sets res to
-// (A + scl * sum_i kact[i] m_i' m_i)^-1 b over those terms, by the Woodbury identity (one sparse
-// solve per term and a dense solve of their number). Scratch on the MuJoCo stack.
+// The terms on several branches (kact of mj_implicitPosTerms) in a solve: given res = A^-1 b,
+// with A factorized by mju_factorLUSparse into LU (D sparsity), sets res to
+// (A + sum_i (scl kact[i] - h dfdv_i) m_i' m_i)^-1 b over those terms (dfdv_i: mjd_actuatorVel,
+// h: the timestep), by the Woodbury identity (one sparse solve per term and a dense solve of their
+// number). With mat, A before its factorization, and vec = b, one step of iterative refinement
+// follows (mat NULL: none). Scratch on the MuJoCo stack.
 void mj_implicitPosCross(const mjModel* m, mjData* d, mjtNum* res, const mjtNum* LU,
-                         const mjtNum* kact, mjtNum scl);
+                         const mjtNum* mat, const mjtNum* vec, const mjtNum* kact, mjtNum scl);
 
-// The terms of K on several branches in a product: res += scl * sum_i kact[i] m_i' m_i vec.
+// The same terms in a product: res += sum_i (scl kact[i] - h dfdv_i) m_i' m_i vec.
 void mj_implicitPosCrossMul(const mjModel* m, const mjData* d, mjtNum* res, const mjtNum* vec,
                             const mjtNum* kact, mjtNum scl);
+
+// The velocity term of those terms as the step applies it, beyond what qDeriv holds:
+// res += scl * sum_i dfdv_i (m_i' m_i - P_i) vec, P_i the part of m_i' m_i on the pattern of M.
+void mjd_branchVelocity(const mjModel* m, const mjData* d, mjtNum* res, const mjtNum* kact,
+                        const mjtNum* vec, mjtNum scl);
 
 // 1 if the moment of actuator i is a row on several branches: not on one hinge or slide dof, nor
 // on one kinematic chain (its term of K is outside the D sparsity)

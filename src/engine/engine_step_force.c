@@ -75,6 +75,12 @@ int mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
     sstep[r] = d->qfrc_smooth[r] + h * dq;
   }
 
+  // velocity terms of the terms of K on several branches: the step applies the whole of each,
+  // qDeriv holds its part on the pattern of M
+  if (kact) {
+    mjd_branchVelocity(m, d, sstep, kact, qacc, h);
+  }
+
   // springs in K: -h*kspring*v+, v+ = qvel + h*qacc
   for (int i=0; i<nv && kspring; i++) {
     if (kspring[i]) {
@@ -154,6 +160,7 @@ void mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
   mjtNum* held = mj_stackAlloc(d, nu);
   mjtNum* kfree = mj_stackAlloc(d, nu);     // kact of the actuators not held
   mjtNum* mat = mj_stackAlloc(d, m->nD);
+  mjtNum* unfactored = mj_stackAlloc(d, m->nD);
   mjtNum* rhs = mj_stackAlloc(d, nv);
   int* scratch = (int*)mj_stackAlloc(d, nv);
   for (int i=0; i<nu; i++) {
@@ -170,25 +177,28 @@ void mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
     mju_add(rhs, d->qfrc_smooth, d->qfrc_constraint, nv);
     int nbranch = mj_implicitPosTerms(m, d, mat, h*h, rhs, -h, NULL, NULL);
 
-    // held actuators: velocity slope and term of K out (a term on several branches is in the
-    // solve's update, not in mat), force at the bound
+    // held actuators: velocity slope and term of K out (a term on several branches, both in the
+    // solve's update, out with its kfree), force at the bound
     for (int i=0; i<nu; i++) {
       kfree[i] = isheld[i] ? 0 : kact[i];
       if (isheld[i]) {
         const mjtNum* moment = d->actuator_moment + i*nv;
-        mjtNum dfdv = mjd_actuatorVel(m, d, i);
-        mjtNum kmat = mjd_actuatorBranches(m, i) ? 0 : kact[i];
-        mjd_addActuatorTerm(m, d, mat, i, 1, h*dfdv - h*h*kmat);
+        if (!mjd_actuatorBranches(m, i)) {
+          mjd_addActuatorTerm(m, d, mat, i, 1, h*mjd_actuatorVel(m, d, i) - h*h*kact[i]);
+        }
         mju_addToScl(rhs, moment, h*kact[i]*d->actuator_velocity[i] + held[i] -
                      d->actuator_force[i], nv);
       }
     }
 
     // solve again, and the forces of this solution
+    if (nbranch) {
+      mju_copy(unfactored, mat, m->nD);
+    }
     mju_factorLUSparse(mat, nv, scratch, d->D_rownnz, d->D_rowadr, d->D_colind);
     mju_solveLUSparse(qacc, mat, rhs, nv, d->D_rownnz, d->D_rowadr, d->D_colind);
     if (nbranch) {
-      mj_implicitPosCross(m, d, qacc, mat, kfree, h*h);
+      mj_implicitPosCross(m, d, qacc, mat, unfactored, rhs, kfree, h*h);
     }
   } while (mj_stepForceImplicit(m, d, qacc, kact, kspring, isheld, held));
 
