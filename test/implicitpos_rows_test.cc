@@ -309,11 +309,15 @@ TEST_F(ImplicitPosRows, WeightedIsNoLessAccurateThanTheBetterScheme) {
 }
 
 // Catches: a bad gain on a row servo taken into K: NaN, infinite, negative and too large ones are
-// left out, and the flag's trajectory is stock's bit for bit.
+// left out, and the flag's trajectory is stock's bit for bit; on the two-finger hand's tendon
+// across two branches too (its velocity term then stays stock's, in part).
 TEST_F(ImplicitPosRows, BadGainIsStocks) {
-  for (const char* kind : kKinds) {
+  std::vector<std::pair<std::string, std::string>> models;
+  for (const char* kind : kKinds) models.push_back({kind, RowServoXml(kind, 1, 1, kH)});
+  models.push_back({"two-finger hand", TwoFingerHandXml(1, 1, kH)});
+  for (const auto& [kind, xml] : models) {
     for (double kp : {std::nan(""), HUGE_VAL, -1e3, 1e300}) {
-      ModelPtr m = LoadModelOrFail(RowServoXml(kind, 1, 1, kH));
+      ModelPtr m = LoadModelOrFail(xml);
       ASSERT_NE(m, nullptr);
       for (int i = 0; i < m->nu; ++i) {
         m->actuator_gainprm[mjNGAIN * i] = kp;
