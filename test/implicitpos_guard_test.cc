@@ -379,6 +379,28 @@ TEST_F(ImplicitPosGuardInput, BranchRowWalkStaysInItsRow) {
   }
 }
 
+// Catches: mjd_implicitPos taking the velocity term of a row on several branches out of its
+// matrix, as the step's mj_implicitPosTerms does: its matrix is K on the pattern of M alone. The
+// tendon servo across two branches (damping 1) adds nothing to it: the matrix equals the one with
+// that servo's position gain zeroed (out of K).
+TEST_F(ImplicitPosGuardInput, PublicKLeavesTheVelocityTermAlone) {
+  ModelPtr m = LoadModelOrFail(Model(
+      "<tendon><fixed name=\"br\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"c\" "
+      "coef=\"-0.5\"/></fixed></tendon><actuator>" + Affine("joint=\"b\"", 5, 0, -100) +
+      Affine("tendon=\"br\"", 5, 0, -100) + "</actuator>"));
+  ASSERT_NE(m, nullptr);
+  DataPtr d(mj_makeData(m.get()));
+  SetAwayFromRest(m.get(), d.get());
+  mj_forward(m.get(), d.get());
+  ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 1, nullptr), mjPOSSCOPE_RESTORING);
+  std::vector<double> k, kv, k_out, kv_out;
+  EngineK(m.get(), d.get(), &k, &kv);
+  m->actuator_biasprm[mjNBIAS + 1] = 0;
+  EngineK(m.get(), d.get(), &k_out, &kv_out);
+  EXPECT_EQ(k, k_out);
+  EXPECT_NE(kv, kv_out);  // the shift has the row's term
+}
+
 // two stateless servos, then one with an activation (a filter): actuator 2's activation is act[0]
 std::string StatelessFirstModel() {
   return Model("<actuator>" + Affine("joint=\"a\"", 5, -30, -100) +

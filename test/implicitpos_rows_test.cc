@@ -603,5 +603,37 @@ TEST_F(ImplicitPosRows, DifferentialModeOfTheHandIsKept) {
   }
 }
 
+// Catches: the step that reuses its factorization (mj_stepSkip from mjd_transitionFD, for the
+// control columns) leaving out the terms on several branches, or failing on them. On the
+// two-finger hand (kv 1, kp 1e4), the derivative of the next velocity in the control equals the
+// central difference of whole steps.
+TEST_F(ImplicitPosRows, ReusedFactorizationTakesTheTermOnSeveralBranches) {
+  ModelPtr m = LoadModelOrFail(TwoFingerHandXml(1e4, 1, kH));
+  ASSERT_NE(m, nullptr);
+  SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+  int nv = m->nv, nu = m->nu, n = 2 * nv + m->na;
+  DataPtr d(mj_makeData(m.get()));
+  SetPosture(m.get(), d.get());
+  HoldPose(m.get(), d.get());
+  d->ctrl[0] += 0.1;
+  mj_forward(m.get(), d.get());
+  std::vector<mjtNum> b(n * nu);
+  mjd_transitionFD(m.get(), d.get(), 1e-6, 1, nullptr, b.data(), nullptr, nullptr);
+  std::vector<double> fd(nv), engine(nv);
+  const double eps = 1e-6;
+  std::vector<double> next[2];
+  for (int side = 0; side < 2; ++side) {
+    DataPtr e(mj_copyData(nullptr, m.get(), d.get()));
+    e->ctrl[0] += side ? eps : -eps;
+    mj_step(m.get(), e.get());
+    next[side].assign(e->qvel, e->qvel + nv);
+  }
+  for (int i = 0; i < nv; ++i) {
+    fd[i] = (next[1][i] - next[0][i]) / (2 * eps);
+    engine[i] = b[(nv + i) * nu];
+  }
+  EXPECT_LE(RelDiff(engine, fd), 1e-5);
+}
+
 }  // namespace
 }  // namespace mjpos

@@ -70,8 +70,15 @@ std::vector<Model> Models() {
   EXPECT_NE(models.back().m, nullptr) << error;
   models.push_back({"finger squeeze", LoadModelOrFail(FingerSqueezeXml(2e3, 20, 0.005))});
   // one tendon across two branches, with a velocity gain: the step applies its whole velocity
-  // term and K through the update of its solve, qDeriv holds the part on the pattern of M
-  models.push_back({"two-finger hand", LoadModelOrFail(TwoFingerHandXml(2e3, 20, 0.005))});
+  // term and K through the update of its solve, qDeriv holds the part on the pattern of M; after
+  // a motor (the row is actuator 1), its proximal coefficients 0.8 and 1.3 (not +-1)
+  std::string hand = TwoFingerHandXml(2e3, 20, 0.005);
+  hand.replace(hand.find("<actuator>"), 10, "<actuator><motor joint=\"left1\"/>");
+  models.push_back({"two-finger hand", LoadModelOrFail(hand)});
+  if (mjModel* m = models.back().m.get()) {
+    m->wrap_prm[m->tendon_adr[0]] = 0.8;
+    m->wrap_prm[m->tendon_adr[0] + 2] = 1.3;
+  }
 
   // gains with a velocity term: force (kp - 5 velocity) ctrl on the first joint of a chain,
   // (kp - 3 velocity) ctrl on its third (actuator 2: each reads its own row of gainprm)
