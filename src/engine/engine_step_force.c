@@ -75,12 +75,6 @@ int mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
     sstep[r] = d->qfrc_smooth[r] + h * dq;
   }
 
-  // velocity terms of the terms of K on several branches: the step applies the whole of each,
-  // qDeriv holds its part on the pattern of M
-  if (kact) {
-    mjd_branchVelocity(m, d, sstep, kact, qacc, h);
-  }
-
   // springs in K: -h*kspring*v+, v+ = qvel + h*qacc
   for (int i=0; i<nv && kspring; i++) {
     if (kspring[i]) {

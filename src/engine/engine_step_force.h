@@ -34,7 +34,9 @@ void mj_stepForceEuler(const mjModel* m, mjData* d, const mjtNum* qacc);
 // (the terms kact, kspring of mj_implicitPosTerms, NULL for none):
 //   actuator_force_step = actuator_force + dfdv*(moment*(v+ - v)) - kact*h*(moment*v+)
 //   qfrc_smooth_step    = qfrc_smooth + h*qDeriv*qacc - h*K*v+
-// except for an actuator held at a bound (isheld[i], NULL for none), whose force is held[i].
+// except for an actuator held at a bound (isheld[i], NULL for none), whose force is held[i]. A
+// term of K on several branches has its whole velocity term in the step, qDeriv only its part on
+// the pattern of M: the step adds the rest to qfrc_smooth_step (mjd_branchVelocity).
 // Returns 1 if an actuator in K (kact > 0) that is not held and is force-limited applied a force
 // beyond its forcerange: mj_stepForceLimit then holds it.
 int mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
