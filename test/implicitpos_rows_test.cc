@@ -635,5 +635,51 @@ TEST_F(ImplicitPosRows, ReusedFactorizationTakesTheTermOnSeveralBranches) {
   EXPECT_LE(RelDiff(engine, fd), 1e-5);
 }
 
+// Catches: the dense solve of the update (solveDense) taking a pivot from the wrong row. Three
+// rows across branches: a stiff fixed tendon (kp 1e8) and a soft spatial tendon (kp 1e2) that
+// share dofs, and a fixed tendon on a second, separate pair of branches. The update's 3 x 3
+// matrix then has a large element above a small second pivot and zeros below it: only the
+// elements of the pivot's own column may choose its row. One step equals the dense solve.
+TEST_F(ImplicitPosRows, ThreeRowsOnSeveralBranchesSolveAsTheDenseStep) {
+  std::string xml = TwoBranches();
+  xml.replace(xml.find("</worldbody>"), 12,
+              "<body pos=\"0 -1 0\"><joint name=\"x1\" axis=\"1 0 0\"/><geom size=\".1\"/></body>"
+              "<body pos=\"0 -2 0\"><joint name=\"x2\" axis=\"1 0 0\"/><geom size=\".1\"/></body>"
+              "</worldbody>");
+  xml += "<tendon><fixed name=\"t\"><joint joint=\"j0\" coef=\"1\"/><joint joint=\"jc\" "
+         "coef=\"-0.7\"/></fixed><spatial name=\"u\"><site site=\"a2\"/><site site=\"welded\"/>"
+         "</spatial><fixed name=\"v\"><joint joint=\"x1\" coef=\"1\"/><joint joint=\"x2\" "
+         "coef=\"0.6\"/></fixed></tendon><actuator><position tendon=\"t\" kp=\"1e8\"/>"
+         "<position tendon=\"u\" kp=\"1e2\"/><position tendon=\"v\" kp=\"1e4\"/></actuator>"
+         "</mujoco>";
+  ModelPtr m = LoadModelOrFail(xml);
+  ASSERT_NE(m, nullptr);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(mjd_actuatorBranches(m.get(), i), 1) << i;
+  m->opt.gravity[2] = 0;
+  m->opt.timestep = kH;
+  SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+  int nv = m->nv;
+  DataPtr d(mj_makeData(m.get()));
+  SetPosture(m.get(), d.get());
+  HoldPose(m.get(), d.get());
+  for (int i = 0; i < m->nu; ++i) d->ctrl[i] += 0.05 * (i + 1);
+  mj_forward(m.get(), d.get());
+  DataPtr before(mj_copyData(nullptr, m.get(), d.get()));
+  mj_step(m.get(), d.get());
+  std::vector<double> mass(nv * nv), damping(nv * nv, 0.0), force(nv);
+  mj_fullM(m.get(), mass.data(), before->qM);
+  for (int r = 0; r < nv; ++r) {
+    for (int j = 0; j < d->D_rownnz[r]; ++j) {
+      int adr = d->D_rowadr[r] + j;
+      damping[r * nv + d->D_colind[adr]] = d->qDeriv[adr];
+    }
+    force[r] = before->qfrc_smooth[r] + before->qfrc_constraint[r];
+  }
+  std::vector<double> k = DenseK(m.get(), before.get(), std::vector<double>(m->nu, 1.0), true);
+  std::vector<double> ref = BackwardEulerVelocity(nv, kH, mass, damping, k, k, force.data(),
+                                                  before->qvel);
+  EXPECT_LE(RelDiff(ref.data(), d->qvel, nv), 1e-9);
+}
+
 }  // namespace
 }  // namespace mjpos
