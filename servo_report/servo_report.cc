@@ -74,20 +74,6 @@ Verdict Classify(const Discrete& z, double kp, double cap) {
   return Verdict::kStable;
 }
 
-// muscle force of actuator i at length len, velocity vel
-double MuscleForce(const mjModel* m, int i, double input, double len, double vel) {
-  const double* lr = m->actuator_lengthrange + 2 * i;
-  double acc0 = m->actuator_acc0[i];
-  double f = 0;
-  if (m->actuator_gaintype[i] == mjGAIN_MUSCLE) {
-    f += input * mju_muscleGain(len, vel, lr, acc0, m->actuator_gainprm + mjNGAIN * i);
-  }
-  if (m->actuator_biastype[i] == mjBIAS_MUSCLE) {
-    f += mju_muscleBias(len, lr, acc0, m->actuator_biasprm + mjNBIAS * i);
-  }
-  return f;
-}
-
 std::string GainName(const mjModel* m, int i) {
   static const char* gain[] = {"fixed", "affine", "muscle", "user"};
   static const char* bias[] = {"none", "affine", "muscle", "user"};
@@ -372,7 +358,7 @@ void Reflect(const mjModel* m, mjData* d, const mjtNum* mom, mjtNum* x, ServoRow
   row->damping = b;
 }
 
-// the row of actuator i: its scope, slopes (the engine's; a muscle's by central differences),
+// the row of actuator i: its scope, slopes (the engine's),
 // reflected inertia and one-dof analysis (x: nv of scratch)
 ServoRow ActuatorRow(const mjModel* m, mjData* d, int i, const ServoOptions& options,
                      int integrator, double h, mjtNum* x) {
@@ -389,31 +375,17 @@ ServoRow ActuatorRow(const mjModel* m, mjData* d, int i, const ServoOptions& opt
   if (!row.in_scope) row.why = mjd_posScopeReason(row.scope);
   if (options.posweight && row.in_scope) row.theta = mjd_posWeight(m, d, mjOBJ_ACTUATOR, i);
 
-  // position and velocity slopes from the engine; a muscle's by central differences
+  // position and velocity slopes from the engine (affine terms, a muscle's curves; none for a
+  // user gain or bias)
   mjtNum slopes[2];
-  bool affine = mjd_actuatorSlopes(m, d, i, slopes);
-  int gt = m->actuator_gaintype[i], bt = m->actuator_biastype[i];
-  bool muscle = (gt == mjGAIN_MUSCLE || gt == mjGAIN_FIXED) &&
-                (bt == mjBIAS_MUSCLE || bt == mjBIAS_NONE) &&
-                (gt == mjGAIN_MUSCLE || bt == mjBIAS_MUSCLE);
+  bool closed = mjd_actuatorSlopes(m, d, i, slopes);
   bool actuation = !(m->opt.disableflags & mjDSBL_ACTUATION);
-  double input = mjd_actuatorInput(m, d, i);
   if (!actuation) {
     row.slopes_known = true;  // no actuator forces at all
-  } else if (affine) {
+  } else if (closed) {
     row.kp = -slopes[0];
     row.kv = -slopes[1];
     row.slopes_known = true;
-  } else if (muscle) {
-    // muscle: central differences of the force-length-velocity curves
-    double len = d->actuator_length[i], vel = d->actuator_velocity[i];
-    double lr = m->actuator_lengthrange[2 * i + 1] - m->actuator_lengthrange[2 * i];
-    double el = 1e-6 * std::max(lr, 1e-6), ev = 1e-6 * std::max(1.0, std::abs(vel));
-    row.kp = -(MuscleForce(m, i, input, len + el, vel) -
-               MuscleForce(m, i, input, len - el, vel)) / (2 * el);
-    row.kv = -(MuscleForce(m, i, input, len, vel + ev) -
-               MuscleForce(m, i, input, len, vel - ev)) / (2 * ev);
-    row.slopes_known = std::isfinite(row.kp) && std::isfinite(row.kv);
   }
   Reflect(m, d, d->actuator_moment + i * m->nv, x, &row);
   AnalyzeRow(integrator, h, &row);

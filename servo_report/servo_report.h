@@ -48,7 +48,7 @@ struct ServoRow {
   std::string target;          // joint / tendon / site / body name(s), and the dofs
   std::string gain;            // gain/bias types (actuators)
   double gear = 1;             // gear[0]
-  bool slopes_known = false;   // kp and kv are exact (affine/fixed/none or muscle by differences)
+  bool slopes_known = false;   // kp and kv are known (the engine's: all but a user gain or bias)
   double kp = 0;               // -d force / d length
   double kv = 0;               // -d force / d velocity (explicit under Euler)
   double damping = 0;          // joint damping reflected to the actuator (implicit under Euler)

@@ -342,7 +342,8 @@ constexpr char kExcludedXml[] = R"(
 
 // Catches: a report whose scope disagrees with the engine's: a site without refsite and a body
 // (no length) left out with their reasons; a ball joint's and a spatial tendon's servo in K
-// (patch 0013), and a fixed tendon's across branches (patch 0014).
+// (patch 0013), a fixed tendon's across branches (patch 0014), and a muscle that, inactive and
+// short of its optimal length, has no slope (patch 0015).
 TEST_F(ServoReportTest, ExcludedTransmissionsCarryTheirReason) {
   ModelPtr model = LoadModelOrFail(kExcludedXml);
   mjModel* m = model.get();
@@ -357,7 +358,7 @@ TEST_F(ServoReportTest, ExcludedTransmissionsCarryTheirReason) {
       {"joint", "RESTORING", true},      {"site", "TRANSMISSION", false},
       {"body", "TRANSMISSION", false},   {"ball", "RESTORING", true},
       {"spatial", "RESTORING", true},    {"branch", "RESTORING", true},
-      {"motor", "ZERO", false},          {"muscle", "GAINBIAS", false},
+      {"motor", "ZERO", false},          {"muscle", "ZERO", false},
   };
   for (int i = 0; i < 8; ++i) {
     const ServoRow& row = report.rows[i];

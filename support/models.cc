@@ -299,6 +299,42 @@ std::string TwoFingerHandXml(double kp, double kv, double h, const std::string& 
   return out;
 }
 
+std::string MuscleArmXml(double force, double h, const std::string& integrator) {
+  std::string out = Header(h, integrator) +
+                    "  <compiler angle=\"radian\"/>\n"
+                    "  <default>\n"
+                    "    <joint type=\"hinge\" axis=\"0 1 0\" limited=\"true\" range=\"-1.5 1.5\""
+                    " armature=\"0.01\" damping=\"0.1\"/>\n"
+                    "    <geom type=\"capsule\" size=\"0.03\" contype=\"0\" conaffinity=\"0\"/>\n"
+                    "    <muscle force=\"" + Num(force) + "\" range=\"0.9 1.5\"/>\n"
+                    "  </default>\n"
+                    "  <worldbody>\n"
+                    "    <body name=\"upper\" pos=\"0 0 1\">\n"
+                    "      <joint name=\"shoulder\"/>\n"
+                    "      <geom fromto=\"0 0 0 0.3 0 0\" mass=\"1\"/>\n"
+                    "      <body name=\"fore\" pos=\"0.3 0 0\">\n"
+                    "        <joint name=\"elbow\"/>\n"
+                    "        <geom fromto=\"0 0 0 0.25 0 0\" mass=\"0.6\"/>\n"
+                    "      </body>\n"
+                    "    </body>\n"
+                    "  </worldbody>\n"
+                    "  <tendon><fixed name=\"biarticular\"><joint joint=\"shoulder\" coef=\"0.03\"/>"
+                    "<joint joint=\"elbow\" coef=\"0.03\"/></fixed></tendon>\n"
+                    "  <actuator>\n";
+  for (const char* joint : {"shoulder", "elbow"}) {
+    for (const char* gear : {"0.04", "-0.04"}) {
+      out += "    <muscle joint=\"" + std::string(joint) + "\" gear=\"" + gear +
+             "\" lengthrange=\"-0.06 0.06\"/>\n";
+    }
+  }
+  for (const char* gear : {"1", "-1"}) {
+    out += "    <muscle tendon=\"biarticular\" gear=\"" + std::string(gear) +
+           "\" lengthrange=\"-0.09 0.09\"/>\n";
+  }
+  out += "  </actuator>\n</mujoco>\n";
+  return out;
+}
+
 std::string LeggedXml(double kp, double kv, double h, const std::string& integrator) {
   std::string servo = "gainprm=\"" + Num(kp) + "\" biastype=\"affine\" biasprm=\"0 " +
                       Num(-kp) + " " + Num(-kv) + "\"";
@@ -397,7 +433,7 @@ std::vector<ScopeConfiguration> ScopeConfigurations(double gain, double stiffnes
        "    <body><freejoint name=\"free\"/><geom type=\"box\" size=\".1 .1 .1\"/></body>\n",
        "<actuator><general joint=\"free\" gear=\"0 0 1 0 0 0\" " + servo + "/></actuator>", false},
       {"muscle", kHinge,
-       "<actuator><muscle joint=\"a\" lengthrange=\"-1 1\"/></actuator>", false},
+       "<actuator><muscle joint=\"a\" lengthrange=\"-1 1\"/></actuator>", true},
       {"clamped_forcerange", kHinge,
        "<actuator><general joint=\"a\" forcelimited=\"true\" forcerange=\"-1e-3 1e-3\" " +
            servo + "/></actuator>", false},

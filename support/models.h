@@ -92,6 +92,14 @@ std::string FingerSqueezeXml(double kp, double kv, double h,
 // moment lies on two branches. Gravity on; no geom collides.
 std::string TwoFingerHandXml(double kp, double kv, double h,
                              const std::string& integrator = "implicit");
+// An arm driven by muscles: a shoulder and an elbow hinge (axis y, limited to +-1.5 rad, armature
+// 0.01, damping 0.1) carrying links of 0.3 m / 1 kg and 0.25 m / 0.6 kg, horizontal at qpos0 under
+// gravity; an antagonist pair of muscles on each joint (moment arms +-4 cm) and a biarticular pair
+// on a fixed tendon over both (3 cm each). Every muscle has peak force `force`, lengthrange the
+// joints' range times its arm, operating range 0.9 to 1.5 optimal lengths (at qpos0 each is at
+// 1.2, stretched: its passive curve holds the relaxed arm) and its activation dynamics; no geom
+// collides.
+std::string MuscleArmXml(double force, double h, const std::string& integrator = "implicit");
 // A 2.2 kg quadruped (free torso, hip and knee hinges per leg) standing on its servos, which
 // hold the bent-knee pose it is drawn in (ctrl = 0); it starts with its feet on the floor.
 std::string LeggedXml(double kp, double kv, double h, const std::string& integrator = "implicit");

@@ -90,7 +90,7 @@ std::vector<ScopeCase> Cases() {
       {"body_transmission", mjPOSSCOPE_TRANSMISSION},
       {"ball_joint", mjPOSSCOPE_RESTORING},
       {"free_joint", mjPOSSCOPE_TRANSMISSION},
-      {"muscle", mjPOSSCOPE_GAINBIAS},
+      {"muscle", mjPOSSCOPE_ZERO},  // inactive and short of its optimal length: no slope
       {"clamped_forcerange", mjPOSSCOPE_CLAMPED},
       {"non_restoring", mjPOSSCOPE_NONRESTORING},
       {"motor", mjPOSSCOPE_ZERO},

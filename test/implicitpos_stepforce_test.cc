@@ -148,8 +148,12 @@ std::vector<double> MomentumChange(const mjModel* m, const mjData* start, const 
 // alone, d force / d length times d length / d qpos, without the velocity's change with a moment
 // that turns (a spatial tendon's, a site's), which the step's linearisation leaves out; the
 // forces of the models on hinges, slides and fixed tendons are affine in both, so eps only sets
-// the rounding there (a site's length is not: its position slopes take eps 1e-5)
+// the rounding there (a site's length is not: its position slopes take eps 1e-5). A muscle's
+// position slope depends on its velocity (its velocity curve scales its length curve): in a model
+// with one, qvel is kept (its muscles drive joints, whose moments do not turn)
 std::vector<double> ForceSlopes(const mjModel* m, const mjData* start, bool vel, double eps) {
+  bool muscle = false;
+  for (int i = 0; i < m->nu; ++i) muscle = muscle || m->actuator_gaintype[i] == mjGAIN_MUSCLE;
   int nu = m->nu, nv = m->nv;
   std::vector<double> slope(nu * nv), dq(nv);
   std::vector<double> plus(nu);
@@ -160,7 +164,7 @@ std::vector<double> ForceSlopes(const mjModel* m, const mjData* start, bool vel,
       if (vel) {
         d->qvel[j] += side * eps;
       } else {
-        mju_zero(d->qvel, nv);
+        if (!muscle) mju_zero(d->qvel, nv);
         std::fill(dq.begin(), dq.end(), 0.0);
         dq[j] = side * eps;
         mj_integratePos(m, d->qpos, dq.data(), 1);

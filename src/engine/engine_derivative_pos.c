@@ -366,32 +366,122 @@ static mjtNum actuatorInput(const mjModel* m, const mjData* d, int i, ctrlState*
 
 //------------------------------ scope -------------------------------------------------------------
 
-// d actuator_force / d actuator_length of actuator i (affine, fixed or no gain and bias; *affine
-// is 0 and the slope 0 for any other); controls: see actuatorInput
-static mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* affine,
-                            ctrlState* controls) {
-  int gaintype = m->actuator_gaintype[i], biastype = m->actuator_biastype[i];
-  *affine = (gaintype==mjGAIN_FIXED || gaintype==mjGAIN_AFFINE) &&
-            (biastype==mjBIAS_NONE || biastype==mjBIAS_AFFINE);
-  if (!*affine) {
+// d mju_muscleGain / d len: the slope of the force-length curve, piece by piece, times the gain
+// at the optimal length L = 1, where the curve is 1 (-force times the velocity curve)
+static mjtNum muscleGainLength(mjtNum len, mjtNum vel, const mjtNum lengthrange[2], mjtNum acc0,
+                               const mjtNum prm[9]) {
+  // unpack parameters
+  mjtNum range[2] = {prm[0], prm[1]};
+  mjtNum lmin     = prm[4];
+  mjtNum lmax     = prm[5];
+
+  // mid-ranges, optimum length and normalized length, as in mju_muscleGain
+  mjtNum a = 0.5*(lmin+1);
+  mjtNum b = 0.5*(1+lmax);
+  mjtNum L0 = mjMAX(mjMINVAL, (lengthrange[1]-lengthrange[0]) /
+                              mjMAX(mjMINVAL, range[1]-range[0]));
+  mjtNum L = range[0] + (len-lengthrange[0]) / L0;
+
+  // slope of the length curve
+  mjtNum dFL = 0, w;
+  if (L>=lmin && L<=a) {
+    w = mjMAX(mjMINVAL, a-lmin);
+    dFL = (L-lmin) / w / w;
+  } else if (L<=1) {
+    w = mjMAX(mjMINVAL, 1-a);
+    dFL = (1-L) / w / w;
+  } else if (L<=b) {
+    w = mjMAX(mjMINVAL, b-1);
+    dFL = -(L-1) / w / w;
+  } else if (L<=lmax) {
+    w = mjMAX(mjMINVAL, lmax-b);
+    dFL = -(lmax-L) / w / w;
+  }
+  if (dFL==0) {
     return 0;
   }
 
-  // slope of force = gain * input + bias
+  // times the gain where the length curve is 1, per unit of len
+  mjtNum len1 = lengthrange[0] + (1-range[0]) * L0;
+  return mju_muscleGain(len1, vel, lengthrange, acc0, prm) * dFL / L0;
+}
+
+
+
+// d mju_muscleBias / d len: the slope of the passive curve, quadratic to b = (1+lmax)/2 and
+// linear beyond
+static mjtNum muscleBiasLength(mjtNum len, const mjtNum lengthrange[2], mjtNum acc0,
+                               const mjtNum prm[9]) {
+  // unpack parameters
+  mjtNum range[2] = {prm[0], prm[1]};
+  mjtNum force    = prm[2];
+  mjtNum scale    = prm[3];
+  mjtNum lmax     = prm[5];
+  mjtNum fpmax    = prm[7];
+
+  // scale force if negative
+  if (force<0) {
+    force = scale / mjMAX(mjMINVAL, acc0);
+  }
+
+  // optimum length and normalized length, as in mju_muscleBias
+  mjtNum L0 = mjMAX(mjMINVAL, (lengthrange[1]-lengthrange[0]) /
+                              mjMAX(mjMINVAL, range[1]-range[0]));
+  mjtNum L = range[0] + (len-lengthrange[0]) / L0;
+  if (L<=1) {
+    return 0;
+  }
+
+  // d/dL of -force fpmax (x^2/2 to b, 1/2 + x beyond), x = (L-1) / (b-1), per unit of len
+  mjtNum b = 0.5*(1+lmax);
+  mjtNum w = mjMAX(mjMINVAL, b-1);
+  mjtNum x = L<=b ? (L-1) / w : 1;
+  return -force * fpmax * x / w / L0;
+}
+
+
+
+// d actuator_force / d actuator_length of actuator i at its current input, length and velocity:
+// the slopes of an affine gain and bias, and of a muscle's curves (the exact derivative of the
+// force in its length); *closed is 0 and the slope 0 for a user gain or bias; controls: see
+// actuatorInput
+static mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* closed,
+                            ctrlState* controls) {
+  int gaintype = m->actuator_gaintype[i], biastype = m->actuator_biastype[i];
+  *closed = gaintype!=mjGAIN_USER && biastype!=mjBIAS_USER;
+  if (!*closed) {
+    return 0;
+  }
+  const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN*i;
+  const mjtNum* biasprm = m->actuator_biasprm + mjNBIAS*i;
+  const mjtNum* range = m->actuator_lengthrange + 2*i;
+  mjtNum len = d->actuator_length[i], acc0 = m->actuator_acc0[i];
+
+  // slope of the bias
   mjtNum s = 0;
   if (biastype==mjBIAS_AFFINE) {
-    s = m->actuator_biasprm[mjNBIAS*i + 1];
+    s = biasprm[1];
+  } else if (biastype==mjBIAS_MUSCLE) {
+    s = muscleBiasLength(len, range, acc0, biasprm);
   }
-  if (gaintype==mjGAIN_AFFINE && m->actuator_gainprm[mjNGAIN*i + 1]!=0) {
-    s += m->actuator_gainprm[mjNGAIN*i + 1] * actuatorInput(m, d, i, controls);
+
+  // slope of the gain, times the input
+  mjtNum g = 0;
+  if (gaintype==mjGAIN_AFFINE) {
+    g = gainprm[1];
+  } else if (gaintype==mjGAIN_MUSCLE) {
+    g = muscleGainLength(len, d->actuator_velocity[i], range, acc0, gainprm);
+  }
+  if (g!=0) {
+    s += g * actuatorInput(m, d, i, controls);
   }
   return s;
 }
 
 
 
-// scope of actuator i under mjENBL_IMPLICITPOS, given its slope s and affine (actuatorSlope)
-static int actuatorScope(const mjModel* m, const mjData* d, int i, int affine, mjtNum s) {
+// scope of actuator i under mjENBL_IMPLICITPOS, given its slope s and closed (actuatorSlope)
+static int actuatorScope(const mjModel* m, const mjData* d, int i, int closed, mjtNum s) {
   // disabled actuation
   if (mjDISABLED(mjDSBL_ACTUATION)) {
     return mjPOSSCOPE_DISABLED;
@@ -426,8 +516,8 @@ static int actuatorScope(const mjModel* m, const mjData* d, int i, int affine, m
     return mjPOSSCOPE_TRANSMISSION;
   }
 
-  // muscle or user gain/bias
-  if (!affine) {
+  // user gain or bias
+  if (!closed) {
     return mjPOSSCOPE_GAINBIAS;
   }
 
@@ -452,25 +542,26 @@ static int actuatorScope(const mjModel* m, const mjData* d, int i, int affine, m
 
 
 
-// 1 if actuator i contributes to K, with its slope: the slope is tested first (a motor or a
-// muscle has none, a negative gain is not restoring), the transmission and clamp only then
+// 1 if actuator i contributes to K, with its slope: the slope is tested first (a motor or an
+// inactive muscle short of its optimal length has none, a negative gain is not restoring), the
+// transmission and clamp only then
 static int actuatorRestoring(const mjModel* m, const mjData* d, int i, mjtNum* slope,
                              ctrlState* controls) {
-  int affine;
-  *slope = actuatorSlope(m, d, i, &affine, controls);
-  return *slope < 0 && actuatorScope(m, d, i, affine, *slope)==mjPOSSCOPE_RESTORING;
+  int closed;
+  *slope = actuatorSlope(m, d, i, &closed, controls);
+  return *slope < 0 && actuatorScope(m, d, i, closed, *slope)==mjPOSSCOPE_RESTORING;
 }
 
 
 
 int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope) {
-  int affine;
+  int closed;
   ctrlState controls = CTRL_UNCHECKED;
-  mjtNum s = actuatorSlope(m, d, i, &affine, &controls);
+  mjtNum s = actuatorSlope(m, d, i, &closed, &controls);
   if (slope) {
     *slope = s;
   }
-  return actuatorScope(m, d, i, affine, s);
+  return actuatorScope(m, d, i, closed, s);
 }
 
 
@@ -703,8 +794,12 @@ static mjtNum rowInvweight0(const mjModel* m, int i) {
 
 
 // damping of actuator i in actuator space: -d force / d velocity from the bias and, for an affine
-// gain, the gain's velocity term at the current input
+// gain, the gain's velocity term at the current input; for a muscle gain, the velocity slope of
+// its curve that the step's qDeriv takes
 static mjtNum actuatorDamping(const mjModel* m, const mjData* d, int i, ctrlState* controls) {
+  if (m->actuator_gaintype[i]==mjGAIN_MUSCLE) {
+    return -mjd_actuatorVel(m, d, i);
+  }
   const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN*i;
   const mjtNum* biasprm = m->actuator_biasprm + mjNBIAS*i;
   mjtNum c = 0;
@@ -720,11 +815,11 @@ static mjtNum actuatorDamping(const mjModel* m, const mjData* d, int i, ctrlStat
 
 
 int mjd_actuatorSlopes(const mjModel* m, const mjData* d, int i, mjtNum slope[2]) {
-  int affine;
+  int closed;
   ctrlState controls = CTRL_UNCHECKED;
-  slope[0] = actuatorSlope(m, d, i, &affine, &controls);
-  slope[1] = affine ? -actuatorDamping(m, d, i, &controls) : 0;
-  return affine;
+  slope[0] = actuatorSlope(m, d, i, &closed, &controls);
+  slope[1] = closed ? -actuatorDamping(m, d, i, &controls) : 0;
+  return closed;
 }
 
 

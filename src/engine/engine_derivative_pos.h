@@ -26,8 +26,9 @@ extern "C" {
 // Position stiffness used by mjENBL_IMPLICITPOS: K = -d (qfrc_actuator + qfrc_passive) / d qpos,
 // restricted to the restoring terms of the actuators and joint springs whose scope
 // (mjd_actuatorPosScope, mjd_jointPosScope) is mjPOSSCOPE_RESTORING: -slope m'm for an actuator
-// of moment m (exact on a hinge or slide and on a fixed tendon; the Gauss-Newton term, without
-// (dm/dq)'f, on a ball joint, a spatial tendon, a site or a slider-crank), and the joint's
+// of moment m and slope d force / d length (mjd_actuatorSlopes: affine terms, a muscle's curves;
+// exact on a hinge or slide and on a fixed tendon; the Gauss-Newton term, without (dm/dq)'f, on
+// a ball joint, a spatial tendon, a site or a slider-crank), and the joint's
 // stiffness (for the rotation of a ball or free joint, at the spring's rest orientation). K is
 // symmetric and positive semidefinite. Its terms have the sparsity of d->D_* (the pattern of qM),
 // which must be set (mj_makeMSparse), except those of actuators whose moment is on several
@@ -96,7 +97,7 @@ typedef enum mjtPosScope_ {
   mjPOSSCOPE_ZERO,                // in scope, zero slope (e.g. a motor)
   mjPOSSCOPE_NONRESTORING,        // slope positive, not finite, or h^2 |slope| > mjMAXVAL
   mjPOSSCOPE_CLAMPED,             // force on its forcerange clamp
-  mjPOSSCOPE_GAINBIAS,            // muscle or user gain/bias
+  mjPOSSCOPE_GAINBIAS,            // user gain or bias
   mjPOSSCOPE_TRANSMISSION,        // no length (free joint, site without refsite, body), or a
                                   // fixed tendon listing a joint twice
   mjPOSSCOPE_BRANCH,              // not used: a moment on several branches is in scope
@@ -105,8 +106,8 @@ typedef enum mjtPosScope_ {
 } mjtPosScope;
 
 // Scope of actuator i under mjENBL_IMPLICITPOS (mjtPosScope). If slope is not NULL, it receives
-// d actuator_force / d actuator_length when the gain and bias types are affine, fixed or none,
-// and 0 otherwise. Requires mj_fwdActuation (d->actuator_force).
+// d actuator_force / d actuator_length (mjd_actuatorSlopes) for every gain and bias type but user,
+// and 0 for those. Requires mj_fwdActuation (d->actuator_force).
 MJAPI int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope);
 
 // Scope of the spring of joint j under mjENBL_IMPLICITPOS (mjtPosScope).
@@ -124,11 +125,13 @@ void mj_setTendonPosScope(const mjModel* m, mjData* d);
 // clamped to ctrlrange (unless clampctrl is disabled), 0 if any control is bad after clamping.
 MJAPI mjtNum mjd_actuatorInput(const mjModel* m, const mjData* d, int i);
 
-// Slopes of the force of actuator i at its current input (mjd_actuatorInput), when its gain is
-// fixed or affine and its bias none or affine: slope[0] = d actuator_force / d actuator_length (the
-// slope of mjd_actuatorPosScope) and slope[1] = d actuator_force / d actuator_velocity (the
-// velocity terms of the affine bias and gain). Returns 1 for such an actuator, and 0 with both
-// slopes 0 for any other (muscle, user).
+// Slopes of the force of actuator i at its current input (mjd_actuatorInput), length and
+// velocity, when its gain is fixed, affine or a muscle's and its bias none, affine or a muscle's:
+// slope[0] = d actuator_force / d actuator_length (the slope of mjd_actuatorPosScope; a muscle's
+// from the force-length and passive curves of mju_muscleGain and mju_muscleBias) and
+// slope[1] = d actuator_force / d actuator_velocity (the velocity terms of the affine bias and
+// gain; a muscle's velocity curve, as qDeriv takes it). Returns 1 for such an actuator, and 0
+// with both slopes 0 for a user gain or bias.
 MJAPI int mjd_actuatorSlopes(const mjModel* m, const mjData* d, int i, mjtNum slope[2]);
 
 // Accuracy weight theta in (0, 1] that mjENBL_POSWEIGHT gives the term of actuator id (objtype
