@@ -157,5 +157,62 @@ TEST_F(ImplicitPosK, FixedTendonWithRepeatedJointOutOfScope) {
   }
 }
 
+// Catches: a piece of a muscle's force-length or passive curve with a wrong slope, the velocity
+// curve or the activation left out of it, the force scale of either curve (its own force, or
+// scale / acc0) wrong, or the part that is not restoring (the descending limb, where the passive
+// curve is weak) taken into K. One muscle (gear 1.5) on hinge a, at normalized lengths on every
+// piece of 2.2.2's curves (below lmin, the ascending limb in its two halves, the descending limb
+// in its two halves with the passive curve quadratic and linear, beyond lmax), activations 0.3
+// and 1, lengthening, shortening and shortening beyond vmax: where its slope is restoring, K is
+// the finite difference; where not, the muscle adds nothing to K.
+TEST_F(ImplicitPosK, MuscleOnEveryPieceOfItsCurves) {
+  int restoring = 0, excluded = 0;
+  for (const char* force : {"-1", "300"}) {
+    std::string muscle = std::string("    <muscle joint=\"a\" gear=\"1.5\" lengthrange=\"-0.3 0.3\""
+                                     " fpmax=\"0.3\" force=\"") + force + "\"/>\n";
+    std::string error;
+    ModelPtr m(LoadXmlString(Model(muscle), &error));
+    ASSERT_NE(m, nullptr) << error;
+    DataPtr d(mj_makeData(m.get()));
+    const double* range = m->actuator_gainprm;  // range, force, scale, lmin, lmax, ...
+    const double* lr = m->actuator_lengthrange;
+    double l0 = (lr[1] - lr[0]) / (range[1] - range[0]);
+    for (double norm : {0.4, 0.6, 0.7, 0.85, 0.97, 1.1, 1.25, 1.4, 1.55, 1.7}) {
+      for (double act : {0.3, 1.0}) {
+        for (double vel : {0.2, -0.2, -40.0}) {
+          std::string at = std::string("force ") + force + " L " + std::to_string(norm) +
+                           " act " + std::to_string(act) + " vel " + std::to_string(vel);
+          SetPoseAndInput(m.get(), d.get(), 0.5);
+          d->qpos[0] = (lr[0] + (norm - range[0]) * l0) / 1.5;
+          d->qvel[0] = vel / 1.5;
+          d->act[0] = act;
+          mj_forward(m.get(), d.get());
+          mjtNum slope;
+          int scope = mjd_actuatorPosScope(m.get(), d.get(), 0, &slope);
+          if (scope == mjPOSSCOPE_RESTORING) {
+            ++restoring;
+            KError e = KAgainstFiniteDifference(m.get(), d.get(), 1e-6);
+            EXPECT_LE(e.k, 1e-6) << at;
+            EXPECT_LE(e.kv, 1e-6) << at;
+          } else {
+            // not restoring (or zero: shortening beyond vmax on the ascending limb)
+            excluded += slope > 0;
+            EXPECT_EQ(scope, slope > 0 ? mjPOSSCOPE_NONRESTORING : mjPOSSCOPE_ZERO) << at;
+            std::vector<double> k, kv;
+            EngineK(m.get(), d.get(), &k, &kv);
+            EXPECT_EQ(k[0], 0) << at;  // hinge a: no spring, no other actuator
+            // and the muscle's own slope is the finite difference
+            std::vector<double> fd = FiniteDifferenceK(m.get(), d.get(), 1e-6);
+            EXPECT_NEAR(-slope * 1.5 * 1.5, fd[0], 1e-6 * std::abs(fd[0]) + 1e-9) << at;
+            EXPECT_GE(slope, 0) << at;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(restoring, 60);
+  EXPECT_GT(excluded, 4);
+}
+
 }  // namespace
 }  // namespace mjpos

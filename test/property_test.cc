@@ -441,7 +441,8 @@ class ModelWriter {
     return s;
   }
 
-  // stateless actuators first, those with activation (filter) last, as the compiler requires
+  // stateless actuators first, those with activation (filter, muscle) last, as the compiler
+  // requires
   std::string Actuators() {
     std::string stateless, stateful;
     if (joints_.empty()) return stateless;
@@ -464,6 +465,7 @@ class ModelWriter {
       double kp = Gain(rng_);
       double kv = rng_.Chance(0.5) ? 0 : (rng_.Chance(0.9) ? rng_.Uniform(0, 10) : Gain(rng_));
       int kind = rng_.Int(10);
+      bool has_act = kind == 9;
       if (kind < 6 || kind == 9) {  // servo: force = kp (ctrl - length) - kv velocity
         s += " gaintype=\"fixed\" gainprm=\"" + Num(kp) + "\" biastype=\"affine\" biasprm=\"" +
              Nums({0, -kp, -kv}) + "\"";
@@ -474,8 +476,15 @@ class ModelWriter {
         if (rng_.Chance(0.7)) {
           s += " biastype=\"affine\" biasprm=\"" + Nums({rng_.Uniform(-1, 1), -kp, -kv}) + "\"";
         }
-      } else {  // motor
+      } else if (rng_.Chance(0.5)) {  // motor
         s += " gainprm=\"" + Num(kp) + "\"";
+      } else {  // muscle of peak force kp: its gain and bias curves, its activation dynamics
+        std::string prm = Nums({0.75, 1.05, kp, 200, 0.5, 1.6, 1.5, 1.3, 1.2});
+        double l = rng_.LogUniform(0.05, 2);
+        s += " gaintype=\"muscle\" biastype=\"muscle\" dyntype=\"muscle\" dynprm=\"0.01 0.04\""
+             " gainprm=\"" + prm + "\" biasprm=\"" + prm + "\" lengthrange=\"" + Nums({-l, l}) +
+             "\"";
+        has_act = true;
       }
       if (rng_.Chance(0.25)) {
         s += " gear=\"" + Vec3(-3, 3) + " " + Vec3(-3, 3) + "\"";
@@ -489,7 +498,7 @@ class ModelWriter {
         s += " forcelimited=\"true\" forcerange=\"" + Nums({-f, f}) + "\"";
       }
       s += "/>\n";
-      (kind == 9 ? stateful : stateless) += s;
+      (has_act ? stateful : stateless) += s;
     }
     return stateless + stateful;
   }
@@ -510,7 +519,7 @@ RandomModel MakeModel(int index) {
 
 // the start of both runs: state, controls (now and then a bad one) and applied forces
 struct Start {
-  std::vector<double> qpos, qvel, ctrl, qfrc_applied;
+  std::vector<double> qpos, qvel, ctrl, qfrc_applied, act;
 };
 
 Start MakeStart(const mjModel* m, int index) {
@@ -540,6 +549,7 @@ Start MakeStart(const mjModel* m, int index) {
   if (rng.Chance(0.3)) {
     for (double& f : s.qfrc_applied) f = rng.Uniform(-1, 1);
   }
+  for (int i = 0; i < m->na; ++i) s.act.push_back(rng.Uniform(0, 1));  // muscles active
   return s;
 }
 
@@ -598,13 +608,46 @@ bool ScopeTransmission(const mjModel* m, int i, bool exact = false) {
   return true;
 }
 
+// the force of muscle actuator i (muscle gain and bias) at length len with its activation and
+// velocity, from 2.2.2's curves
+double MuscleForce(const mjModel* m, const mjData* d, int i, double len) {
+  const double* range = m->actuator_lengthrange + 2 * i;
+  double act = d->act[i - (m->nu - m->na)], acc0 = m->actuator_acc0[i];
+  return act * mju_muscleGain(len, d->actuator_velocity[i], range, acc0,
+                              m->actuator_gainprm + mjNGAIN * i) +
+         mju_muscleBias(len, range, acc0, m->actuator_biasprm + mjNBIAS * i);
+}
+
+bool Muscle(const mjModel* m, int i) {
+  return m->actuator_gaintype[i] == mjGAIN_MUSCLE || m->actuator_biastype[i] == mjBIAS_MUSCLE;
+}
+
+// the slopes of muscle actuator i's force in its length just below and just above its length,
+// by one-sided differences: they differ in sign at a kink of its curves, or where one is zero
+void MuscleSlopes(const mjModel* m, const mjData* d, int i, double* below, double* above) {
+  double len = d->actuator_length[i];
+  double e = 1e-7 * (m->actuator_lengthrange[2 * i + 1] - m->actuator_lengthrange[2 * i]);
+  double f = MuscleForce(m, d, i, len);
+  *below = (f - MuscleForce(m, d, i, len - e)) / e;
+  *above = (MuscleForce(m, d, i, len + e) - f) / e;
+}
+
 // the scope of doc/scope.md for actuator i at d's state (after mj_forward): restoring and in
 // scope, so that its slope enters K. slope = biasprm[1] + gainprm[1] * (ctrl or act), affine gain
 // and bias types only; left explicit on its forcerange clamp, with a slope >= 0, not finite or
-// stiffer than h^2 |slope| <= mjMAXVAL, or an out-of-scope transmission
+// stiffer than h^2 |slope| <= mjMAXVAL, or an out-of-scope transmission; a muscle's slope is the
+// difference of its curves in its length (MuscleSlopes), restoring when it is on both sides
 bool ExpectRestoring(const mjModel* m, const mjData* d, int i) {
   if ((m->opt.disableflags & mjDSBL_ACTUATION) || !ScopeTransmission(m, i)) return false;
   int gaintype = m->actuator_gaintype[i], biastype = m->actuator_biastype[i];
+  if (Muscle(m, i)) {
+    double below, above, h = m->opt.timestep;
+    MuscleSlopes(m, d, i, &below, &above);
+    double f = d->actuator_force[i];
+    bool clamped = m->actuator_forcelimited[i] &&
+                   (f <= m->actuator_forcerange[2 * i] || f >= m->actuator_forcerange[2 * i + 1]);
+    return !clamped && below < 0 && above < 0 && std::isfinite(below) && -below * h * h <= mjMAXVAL;
+  }
   if (!(gaintype == mjGAIN_FIXED || gaintype == mjGAIN_AFFINE) ||
       !(biastype == mjBIAS_NONE || biastype == mjBIAS_AFFINE)) {
     return false;
@@ -652,6 +695,7 @@ bool NothingInScope(const mjModel* m) {
   if (m->opt.disableflags & mjDSBL_ACTUATION) return true;
   for (int i = 0; i < m->nu; ++i) {
     if (!ScopeTransmission(m, i)) continue;
+    if (Muscle(m, i)) return false;  // its slope depends on its length
     if (m->actuator_gaintype[i] == mjGAIN_AFFINE && m->actuator_gainprm[mjNGAIN * i + 1] != 0) {
       return false;  // the slope depends on the control
     }
@@ -693,6 +737,7 @@ bool OnlyScopeCanDiverge(const mjModel* m, const std::vector<double>& ctrl) {
       input = mju_clip(input, m->actuator_ctrlrange[2 * i], m->actuator_ctrlrange[2 * i + 1]);
     }
     if (m->actuator_dyntype[i] != mjDYN_NONE && affine_gain) return false;  // input is act
+    if (Muscle(m, i)) return false;  // its descending limb need not be restoring
     double slope = 0, damping = 0;
     if (m->actuator_biastype[i] == mjBIAS_AFFINE) {
       slope = bias[1];
@@ -822,6 +867,7 @@ RunResult Simulate(mjModel* m, const Start& start, bool flag, bool roundtrip, in
   DataPtr& inv = data->inv;
   mj_resetData(m, d.get());
   mju_copy(d->qpos, start.qpos.data(), m->nq);
+  mju_copy(d->act, start.act.data(), m->na);
   mju_copy(d->qvel, start.qvel.data(), m->nv);
 
   RunResult r;
@@ -905,11 +951,17 @@ void CheckCompileFailure(int index, const RandomModel& rm, const std::string& er
 void CheckScopeAtStart(const mjModel* m, const Start& start, mjData* d, int index,
                        Failures* failures) {
   mju_copy(d->qpos, start.qpos.data(), m->nq);
+  mju_copy(d->act, start.act.data(), m->na);
   mju_copy(d->qvel, start.qvel.data(), m->nv);
   mju_copy(d->ctrl, start.ctrl.data(), m->nu);
   mju_copy(d->qfrc_applied, start.qfrc_applied.data(), m->nv);
   mj_forward(m, d);
   for (int i = 0; i < m->nu; ++i) {
+    if (Muscle(m, i)) {
+      double below, above;
+      MuscleSlopes(m, d, i, &below, &above);
+      if ((below < 0) != (above < 0)) continue;  // at a kink or where the slope leaves 0
+    }
     bool engine = mjd_actuatorPosScope(m, d, i, nullptr) == mjPOSSCOPE_RESTORING;
     if (engine != ExpectRestoring(m, d, i)) {
       failures->Add(index, "actuator " + std::to_string(i) + (engine ? " in" : " not in") +
