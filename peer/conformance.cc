@@ -47,8 +47,9 @@ Subject FromXml(const std::string& name, const std::string& xml) {
   return Subject{name, xml, Json::object(), {}, std::move(m)};
 }
 
-// the test state: angles and targets away from rest, qvel = 0 or not
-void SetOffTarget(const mjModel* m, mjData* d, bool at_rest) {
+// the test state: angles and targets away from rest, qvel = 0 or not; the actuators with
+// dynamics (muscles) at activation act and their controls at act, so that the activations rest
+void SetOffTarget(const mjModel* m, mjData* d, bool at_rest, double act) {
   mj_resetData(m, d);
   for (int j = 0; j < m->njnt; ++j) {
     int type = m->jnt_type[j];
@@ -59,6 +60,7 @@ void SetOffTarget(const mjModel* m, mjData* d, bool at_rest) {
   for (int i = 0; i < m->nv; ++i) d->qvel[i] = at_rest ? 0 : 1.5 * std::cos(2.0 + 3 * i);
   mj_forward(m, d);
   for (int u = 0; u < m->nu; ++u) d->ctrl[u] = d->actuator_length[u] + 0.3 * std::cos(1.0 * u);
+  for (int u = m->nu - m->na; u < m->nu; ++u) d->ctrl[u] = d->act[u - (m->nu - m->na)] = act;
   mj_forward(m, d);
 }
 
@@ -153,6 +155,19 @@ std::vector<Subject> ConformanceSubjects(const std::string& model_dir) {
   for (double kp : {1e2, 1e4, 1e6}) {
     s.push_back(FromXml("two-finger hand kp=" + Sci(kp), TwoFingerHandXml(kp, 1, 5e-3)));
   }
+  // muscles (patch 0015): the passive curve alone, and with the active force-length curve; the
+  // velocity curve makes the forces of the moving muscle arm not affine in the velocity
+  for (double act : {0.0, 0.5}) {
+    for (double force : {1e2, 1e4, 1e6}) {
+      s.push_back(FromXml(std::string(act ? "muscle arm activated" : "muscle arm relaxed") +
+                              " force=" + Sci(force),
+                          MuscleArmXml(force, 5e-3)));
+      s.back().act = act;
+      s.back().exact = false;
+      s.back().disable = {"limit"};
+      s.back().m->opt.disableflags |= mjDSBL_LIMIT;
+    }
+  }
   std::string path = model_dir + "/humanoid/humanoid.xml";
   for (double kp : {1e2, 1e4, 1e6}) {
     std::string error;
@@ -174,7 +189,7 @@ std::vector<OneStep> StepAll(const std::vector<Subject>& subjects, bool at_rest)
     const Subject& s = subjects[i];
     mjModel* m = s.m.get();
     DataPtr d(mj_makeData(m));
-    SetOffTarget(m, d.get(), at_rest);
+    SetOffTarget(m, d.get(), at_rest, s.act);
 
     out[i].flag = OurStep(m, d.get(), true, &out[i].flag_applied);
     out[i].qvel.assign(d->qvel, d->qvel + m->nv);

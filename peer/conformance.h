@@ -36,12 +36,15 @@ struct Subject {
   std::vector<std::string> disable;  // disable flags, by name, set on both sides
   ModelPtr m;                        // ours: compiled, edits and disable flags applied
   bool exact = true;                 // K is the exact derivative off target (not the
-                                     // Gauss-Newton term of a site or spatial tendon servo)
+                                     // Gauss-Newton term of a site or spatial tendon servo),
+                                     // and the forces are affine in the velocity
+  double act = 0;                    // the activation of every actuator with dynamics
 };
 
 // The conformance models: one hinge servo over a kp grid and joint stiffness alone (h = 5 and
 // 2 ms), the 4-link chain and the gear/tendon arm over kp, a rope of 8 ball joints with stiffness,
-// the servos on a site, spatial tendons and ball joints (RowServoXml) over kp,
+// the servos on a site, spatial tendons and ball joints (RowServoXml) over kp, the two-finger hand,
+// the muscle arm (MuscleArmXml) relaxed and activated over its force,
 // the servo humanoid with contact, joint limits and equality constraints disabled. model_dir:
 // MuJoCo's model/ directory.
 std::vector<Subject> ConformanceSubjects(const std::string& model_dir);
