@@ -452,6 +452,27 @@ std::vector<double> DenseK(const mjModel* m, const mjData* d, const std::vector<
   return k;
 }
 
+// M (dense, from the mass matrix of before), the damping qDeriv after the step d (stock's, on its
+// pattern) and the smooth and constraint forces of before: the parts of the dense backward-Euler
+// step (BackwardEulerVelocity) that do not depend on K
+struct DenseStepParts {
+  std::vector<double> mass, damping, force;
+};
+DenseStepParts DenseParts(const mjModel* m, const mjData* before, const mjData* d) {
+  int nv = m->nv;
+  DenseStepParts p{std::vector<double>(nv * nv), std::vector<double>(nv * nv, 0.0),
+                   std::vector<double>(nv)};
+  mj_fullM(m, p.mass.data(), before->qM);
+  for (int r = 0; r < nv; ++r) {
+    for (int j = 0; j < d->D_rownnz[r]; ++j) {
+      int adr = d->D_rowadr[r] + j;
+      p.damping[r * nv + d->D_colind[adr]] = d->qDeriv[adr];
+    }
+    p.force[r] = before->qfrc_smooth[r] + before->qfrc_constraint[r];
+  }
+  return p;
+}
+
 // Catches: a term on several branches left out of the step, or only its part on the pattern of M
 // taken (the update of the solve, mj_implicitPosCross, dropped or wrong), its shift left out, or
 // its weight not applied to it. One step equals backward Euler with the dense K of the servos'
@@ -505,16 +526,8 @@ TEST_F(ImplicitPosRows, TermOnSeveralBranchesIsInTheStep) {
         DataPtr before(mj_copyData(nullptr, m.get(), d.get()));
         mj_step(m.get(), d.get());
 
-        // the reference: M, qDeriv (stock's, on its pattern) and the weighted dense K
-        std::vector<double> mass(nv * nv), damping(nv * nv, 0.0), force(nv);
-        mj_fullM(m.get(), mass.data(), before->qM);
-        for (int r = 0; r < nv; ++r) {
-          for (int j = 0; j < d->D_rownnz[r]; ++j) {
-            int adr = d->D_rowadr[r] + j;
-            damping[r * nv + d->D_colind[adr]] = d->qDeriv[adr];
-          }
-          force[r] = before->qfrc_smooth[r] + before->qfrc_constraint[r];
-        }
+        // the reference: M, qDeriv and the weighted dense K
+        DenseStepParts p = DenseParts(m.get(), before.get(), d.get());
         std::vector<double> theta(m->nu, 1.0);
         for (int i = 1; i < m->nu && weighted; ++i) {
           theta[i] = mjd_posWeight(m.get(), before.get(), mjOBJ_ACTUATOR, i);
@@ -523,15 +536,16 @@ TEST_F(ImplicitPosRows, TermOnSeveralBranchesIsInTheStep) {
         std::vector<double> k = DenseK(m.get(), before.get(), theta, true);
         std::vector<double> k_chain = DenseK(m.get(), before.get(), theta, false);
         std::vector<double> zero(nv * nv, 0.0);
-        std::vector<double> ref = BackwardEulerVelocity(nv, kH, mass, damping, k, k,
-                                                        force.data(), before->qvel);
+        std::vector<double> ref = BackwardEulerVelocity(nv, kH, p.mass, p.damping, k, k,
+                                                        p.force.data(), before->qvel);
         std::string what = row + " kp " + std::to_string(kp) + (weighted ? " weighted" : "");
         EXPECT_LE(RelDiff(ref.data(), d->qvel, nv), 1e-10) << what;
         if (!weighted) {
-          std::vector<double> chain = BackwardEulerVelocity(nv, kH, mass, damping, k_chain, k,
-                                                            force.data(), before->qvel);
-          std::vector<double> no_shift = BackwardEulerVelocity(nv, kH, mass, damping, k, zero,
-                                                               force.data(), before->qvel);
+          std::vector<double> chain = BackwardEulerVelocity(nv, kH, p.mass, p.damping, k_chain,
+                                                            k, p.force.data(), before->qvel);
+          std::vector<double> no_shift = BackwardEulerVelocity(nv, kH, p.mass, p.damping, k,
+                                                               zero, p.force.data(),
+                                                               before->qvel);
           EXPECT_GT(RelDiff(chain.data(), d->qvel, nv), 1e-8) << what;
           EXPECT_GT(RelDiff(no_shift.data(), d->qvel, nv), 1e-8) << what;
         }
@@ -568,24 +582,18 @@ TEST_F(ImplicitPosRows, DifferentialModeOfTheHandIsKept) {
     mj_step(m.get(), after.get());
 
     // dense steps: the exact term, and the bound over the two fingers (dofs 0-1 and 2-3, n = 2)
-    std::vector<double> mass(nv * nv), damping(nv * nv, 0.0), k(nv * nv), bound(nv * nv),
-        force(nv);
-    mj_fullM(m.get(), mass.data(), d->qM);
+    DenseStepParts p = DenseParts(m.get(), d.get(), after.get());
+    std::vector<double> k(nv * nv), bound(nv * nv);
     for (int r = 0; r < nv; ++r) {
-      for (int j = 0; j < after->D_rownnz[r]; ++j) {
-        int adr = after->D_rowadr[r] + j;
-        damping[r * nv + after->D_colind[adr]] = after->qDeriv[adr];
-      }
-      force[r] = d->qfrc_smooth[r] + d->qfrc_constraint[r];
       for (int c = 0; c < nv; ++c) {
         k[r * nv + c] = kp * mom[r] * mom[c];
         bound[r * nv + c] = (r < 2) == (c < 2) ? 2 * kp * mom[r] * mom[c] : 0;
       }
     }
-    std::vector<double> exact = BackwardEulerVelocity(nv, kH, mass, damping, k, k, force.data(),
-                                                      d->qvel);
-    std::vector<double> bounded = BackwardEulerVelocity(nv, kH, mass, damping, bound, bound,
-                                                        force.data(), d->qvel);
+    std::vector<double> exact = BackwardEulerVelocity(nv, kH, p.mass, p.damping, k, k,
+                                                      p.force.data(), d->qvel);
+    std::vector<double> bounded = BackwardEulerVelocity(nv, kH, p.mass, p.damping, bound, bound,
+                                                        p.force.data(), d->qvel);
     auto kept = [&](const double* w) {  // the part of v that w keeps
       double vw = 0, vv = 0;
       for (int j = 0; j < nv; ++j) {
@@ -666,18 +674,10 @@ TEST_F(ImplicitPosRows, ThreeRowsOnSeveralBranchesSolveAsTheDenseStep) {
   mj_forward(m.get(), d.get());
   DataPtr before(mj_copyData(nullptr, m.get(), d.get()));
   mj_step(m.get(), d.get());
-  std::vector<double> mass(nv * nv), damping(nv * nv, 0.0), force(nv);
-  mj_fullM(m.get(), mass.data(), before->qM);
-  for (int r = 0; r < nv; ++r) {
-    for (int j = 0; j < d->D_rownnz[r]; ++j) {
-      int adr = d->D_rowadr[r] + j;
-      damping[r * nv + d->D_colind[adr]] = d->qDeriv[adr];
-    }
-    force[r] = before->qfrc_smooth[r] + before->qfrc_constraint[r];
-  }
+  DenseStepParts p = DenseParts(m.get(), before.get(), d.get());
   std::vector<double> k = DenseK(m.get(), before.get(), std::vector<double>(m->nu, 1.0), true);
-  std::vector<double> ref = BackwardEulerVelocity(nv, kH, mass, damping, k, k, force.data(),
-                                                  before->qvel);
+  std::vector<double> ref = BackwardEulerVelocity(nv, kH, p.mass, p.damping, k, k,
+                                                  p.force.data(), before->qvel);
   EXPECT_LE(RelDiff(ref.data(), d->qvel, nv), 1e-9);
 }
 
