@@ -50,6 +50,7 @@ TEST_ORDER = [
     ("implicitpos_test", "test"),
     ("implicitpos_guard_test", "test"),
     ("implicitpos_k_test", "test"),
+    ("implicitpos_muscle_test", "test"),
     ("implicitpos_joints_test", "test"),
     ("implicitpos_rows_test", "test"),
     ("inverse_discrete_test", "test"),
@@ -59,6 +60,7 @@ TEST_ORDER = [
     ("implicitpos_posweight_test", "test"),
     ("servo_report_test", "servo_report"),
     ("peer_test", "peer"),
+    ("property_test", "test"),
 ]
 
 
