@@ -441,6 +441,28 @@ static mjtNum muscleBiasLength(mjtNum len, const mjtNum lengthrange[2], mjtNum a
 
 
 
+// the slopes in the length of bias type biastype and gain type gaintype of actuator i: an affine
+// term's parameter, a muscle's curve (0 for none, fixed or user)
+static void termSlopes(const mjModel* m, const mjData* d, int i, int biastype, int gaintype,
+                       mjtNum* bias, mjtNum* gain) {
+  const mjtNum* range = m->actuator_lengthrange + 2*i;
+  *bias = *gain = 0;
+  if (biastype==mjBIAS_AFFINE) {
+    *bias = m->actuator_biasprm[mjNBIAS*i + 1];
+  } else if (biastype==mjBIAS_MUSCLE) {
+    *bias = muscleBiasLength(d->actuator_length[i], range, m->actuator_acc0[i],
+                             m->actuator_biasprm + mjNBIAS*i);
+  }
+  if (gaintype==mjGAIN_AFFINE) {
+    *gain = m->actuator_gainprm[mjNGAIN*i + 1];
+  } else if (gaintype==mjGAIN_MUSCLE) {
+    *gain = muscleGainLength(d->actuator_length[i], d->actuator_velocity[i], range,
+                             m->actuator_acc0[i], m->actuator_gainprm + mjNGAIN*i);
+  }
+}
+
+
+
 // d actuator_force / d actuator_length of actuator i at its current input, length and velocity:
 // the slopes of an affine gain and bias, and of a muscle's curves (the exact derivative of the
 // force in its length); *closed is 0 and the slope 0 for a user gain or bias; controls: see
@@ -452,26 +474,10 @@ static mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* close
   if (!*closed) {
     return 0;
   }
-  const mjtNum* gainprm = m->actuator_gainprm + mjNGAIN*i;
-  const mjtNum* biasprm = m->actuator_biasprm + mjNBIAS*i;
-  const mjtNum* range = m->actuator_lengthrange + 2*i;
-  mjtNum len = d->actuator_length[i], acc0 = m->actuator_acc0[i];
 
-  // slope of the bias
-  mjtNum s = 0;
-  if (biastype==mjBIAS_AFFINE) {
-    s = biasprm[1];
-  } else if (biastype==mjBIAS_MUSCLE) {
-    s = muscleBiasLength(len, range, acc0, biasprm);
-  }
-
-  // slope of the gain, times the input
-  mjtNum g = 0;
-  if (gaintype==mjGAIN_AFFINE) {
-    g = gainprm[1];
-  } else if (gaintype==mjGAIN_MUSCLE) {
-    g = muscleGainLength(len, d->actuator_velocity[i], range, acc0, gainprm);
-  }
+  // slope of force = gain * input + bias
+  mjtNum s, g;
+  termSlopes(m, d, i, biastype, gaintype, &s, &g);
   if (g!=0) {
     s += g * actuatorInput(m, d, i, controls);
   }
