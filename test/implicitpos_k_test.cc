@@ -163,11 +163,13 @@ TEST_F(ImplicitPosK, FixedTendonWithRepeatedJointOutOfScope) {
 // curve is weak) taken into K. One muscle (gear 1.5) on hinge a, at normalized lengths on every
 // piece of 2.2.2's curves (below lmin, the ascending limb in its two halves, the descending limb
 // in its two halves with the passive curve quadratic and linear, beyond lmax), activations 0.3
-// and 1, lengthening, shortening and shortening beyond vmax: where its slope is restoring, K is
-// the finite difference; where not, the muscle adds nothing to K.
+// and 1, lengthening, shortening and shortening beyond vmax, peak forces scaled by acc0 (-1),
+// given (300, 0.5) and zero: where its slope is restoring, K is the finite difference; where not,
+// the muscle adds nothing to K; and the velocity slope mjd_actuatorSlopes reports, which the
+// weights read as the term's damping, is the finite difference of the force in the velocity.
 TEST_F(ImplicitPosK, MuscleOnEveryPieceOfItsCurves) {
   int restoring = 0, excluded = 0;
-  for (const char* force : {"-1", "300"}) {
+  for (const char* force : {"-1", "300", "0.5", "0"}) {
     std::string muscle = std::string("    <muscle joint=\"a\" gear=\"1.5\" lengthrange=\"-0.3 0.3\""
                                      " fpmax=\"0.3\" force=\"") + force + "\"/>\n";
     std::string error;
@@ -189,6 +191,21 @@ TEST_F(ImplicitPosK, MuscleOnEveryPieceOfItsCurves) {
           mj_forward(m.get(), d.get());
           mjtNum slope;
           int scope = mjd_actuatorPosScope(m.get(), d.get(), 0, &slope);
+
+          // the velocity slope the weights read: the finite difference of the force (the moment
+          // is the constant gear; its velocity curve is quadratic on each side of rest)
+          mjtNum slopes[2];
+          EXPECT_EQ(mjd_actuatorSlopes(m.get(), d.get(), 0, slopes), 1) << at;
+          EXPECT_EQ(slopes[0], slope) << at;
+          double f[2], ev = 1e-6;
+          for (int side : {0, 1}) {
+            DataPtr e(mj_copyData(nullptr, m.get(), d.get()));
+            e->qvel[0] += (side ? ev : -ev) / 1.5;
+            mj_forward(m.get(), e.get());
+            f[side] = e->actuator_force[0];
+          }
+          double fdv = (f[1] - f[0]) / (2 * ev);
+          EXPECT_NEAR(slopes[1], fdv, 1e-6 * std::abs(fdv) + 1e-9) << at;
           if (scope == mjPOSSCOPE_RESTORING) {
             ++restoring;
             KError e = KAgainstFiniteDifference(m.get(), d.get(), 1e-6);
@@ -212,6 +229,32 @@ TEST_F(ImplicitPosK, MuscleOnEveryPieceOfItsCurves) {
   }
   EXPECT_GT(restoring, 60);
   EXPECT_GT(excluded, 4);
+}
+
+// Catches: the slope at the lower end of the ascending limb taken from the wrong piece. 2.2.2's
+// force-length curve is discontinuous at L = lmin (below it, the upper piece of the ascending
+// limb continues, near -1; at lmin the lower piece starts, at 0), and the slope is that of the
+// piece 2.2.2 evaluates the point with: 0 there, so an inactive or active muscle at exactly lmin
+// on the ascending limb's short side has no slope (ZERO), where the other piece would put a
+// steep restoring term in K. The operating range starts at lmin (range 0.5) so that the muscle
+// at the start of its length range is exactly at lmin.
+TEST_F(ImplicitPosK, MuscleAtLminTakesThePieceItIsEvaluatedWith) {
+  ModelPtr m = LoadModelOrFail(Model("    <muscle joint=\"a\" lengthrange=\"-0.3 0.3\""
+                                     " range=\"0.5 1.05\"/>\n"));
+  ASSERT_NE(m, nullptr);
+  ASSERT_EQ(m->actuator_gainprm[4], m->actuator_gainprm[0]);  // lmin = range[0]
+  DataPtr d(mj_makeData(m.get()));
+  for (double act : {0.3, 1.0}) {
+    SetPoseAndInput(m.get(), d.get(), 0.5);
+    d->qpos[0] = m->actuator_lengthrange[0];  // gear 1: the length is exactly lengthrange[0]
+    d->qvel[0] = 0;
+    d->act[0] = act;
+    mj_forward(m.get(), d.get());
+    ASSERT_EQ(d->actuator_length[0], m->actuator_lengthrange[0]);
+    mjtNum slope;
+    EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, &slope), mjPOSSCOPE_ZERO) << act;
+    EXPECT_EQ(slope, 0) << act;
+  }
 }
 
 }  // namespace

@@ -397,9 +397,6 @@ static mjtNum muscleGainLength(mjtNum len, mjtNum vel, const mjtNum lengthrange[
     w = mjMAX(mjMINVAL, lmax-b);
     dFL = -(lmax-L) / w / w;
   }
-  if (dFL==0) {
-    return 0;
-  }
 
   // times the gain where the length curve is 1, per unit of len
   mjtNum len1 = lengthrange[0] + (1-range[0]) * L0;
