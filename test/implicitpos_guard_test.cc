@@ -339,6 +339,52 @@ TEST_F(ImplicitPosGuardInput, TendonScopeWritesNothingPastTheEnd) {
   EXPECT_EQ(mjd_actuatorBranches(m.get(), 1), 1);
 }
 
+// Catches: a loop of the step-force outputs (engine_step_force.c) running one past the end of
+// d->actuator_force_step (nu), qfrc_actuator_step or qfrc_smooth_step (nv), which the arena's
+// next array or its end would absorb unseen. Each is replaced by a copy one element longer with a
+// sentinel there, for one step under Euler (with joint damping), implicit, implicit with the flag
+// and with the weights, and RK4, of two servos (one force-limited and held) and a tendon servo.
+TEST_F(ImplicitPosGuardInput, StepForceWritesNothingPastTheEnd) {
+  ModelPtr m = LoadModelOrFail(Model(
+      "<tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"b\" "
+      "coef=\"0.5\"/></fixed></tendon><actuator>" + Affine("joint=\"a\"", 5, 0, -1e4) +
+      Affine("joint=\"b\" forcelimited=\"true\" forcerange=\"-1 1\"", 5, 0, -1e4) +
+      Affine("tendon=\"t\"", 5, 0, -100) + "</actuator>"));
+  ASSERT_NE(m, nullptr);
+  for (int j = 0; j < m->njnt; ++j) m->dof_damping[m->jnt_dofadr[j]] = 0.5;
+  int nu = m->nu, nv = m->nv;
+  const double sentinel = 12345.5;
+  struct Scheme {
+    int integrator, flags;
+  } schemes[] = {{mjINT_EULER, 0},
+                 {mjINT_IMPLICIT, 0},
+                 {mjINT_IMPLICIT, mjENBL_IMPLICITPOS},
+                 {mjINT_IMPLICIT, mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT},
+                 {mjINT_RK4, mjENBL_IMPLICITPOS}};
+  for (const Scheme& s : schemes) {
+    m->opt.integrator = s.integrator;
+    m->opt.enableflags = s.flags;
+    DataPtr d(mj_makeData(m.get()));
+    SetAwayFromRest(m.get(), d.get());
+    std::vector<mjtNum> force(nu + 1, sentinel), actuator(nv + 1, sentinel),
+        smooth(nv + 1, sentinel);
+    mjtNum* own[3] = {d->actuator_force_step, d->qfrc_actuator_step, d->qfrc_smooth_step};
+    d->actuator_force_step = force.data();
+    d->qfrc_actuator_step = actuator.data();
+    d->qfrc_smooth_step = smooth.data();
+    mj_step(m.get(), d.get());
+    d->actuator_force_step = own[0];
+    d->qfrc_actuator_step = own[1];
+    d->qfrc_smooth_step = own[2];
+    std::string what = "integrator " + std::to_string(s.integrator) + " flags " +
+                       std::to_string(s.flags);
+    EXPECT_EQ(force[nu], sentinel) << what;
+    EXPECT_EQ(actuator[nv], sentinel) << what;
+    EXPECT_EQ(smooth[nv], sentinel) << what;
+    EXPECT_NE(force[0], sentinel) << what;  // the step wrote the outputs
+  }
+}
+
 // Catches: the walk over a moment row on several branches (rowFirst, rowNext) starting past its
 // last dof: it reads the next row of actuator_moment and past the end of qvel, and writes past
 // the end of vec. The servo on a tendon across two branches is the last actuator; its moment and

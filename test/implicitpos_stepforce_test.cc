@@ -17,6 +17,7 @@
 // the mass matrix and the two velocities, and each actuator's force linearised at the end of the
 // step from finite-difference slopes of actuator_force in qvel and qpos.
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -87,6 +88,15 @@ std::vector<Model> Models() {
     m->actuator_gaintype[0] = m->actuator_gaintype[2] = mjGAIN_AFFINE;
     m->actuator_gainprm[2] = -5;
     m->actuator_gainprm[2 * mjNGAIN + 2] = -3;
+  }
+
+  // a servo without a velocity term (kv 0: in K, dfdv 0) and a force of velocity slope exactly
+  // +1 without a position slope (actuator 1: dfdv 1, outside K), which the per-actuator skip of
+  // the outputs must tell from an actuator with neither
+  models.push_back({"kv 0 and a unit velocity slope", LoadModelOrFail(ChainXml(2, 2e3, 0, 0.005))});
+  if (mjModel* m = models.back().m.get()) {
+    m->actuator_biasprm[mjNBIAS + 1] = 0;
+    m->actuator_biasprm[mjNBIAS + 2] = 1;
   }
 
   // a muscle behind a servo (actuator 1, its activation act[0]), activated
@@ -280,6 +290,41 @@ TEST_F(ImplicitPosStepForce, ActuatorForceIsTheLinearisationAtTheEnd) {
   });
 }
 
+// Catches: an actuator held at a bound read from another actuator's range (holdCrossing; the
+// one-actuator HeldAtTheBoundItCrosses cannot see it). Three servos of a chain, at their targets and moving away
+// from them: the start force (the velocity term) is inside each range, the force the step applies
+// (the stiffness over the step's motion) beyond its upper bound; ranges +-1, +-2, +-3. With the
+// flag, each is held exactly at its own upper bound; flipped, at its own lower bound. The stack is
+// poisoned first, so that a hold flag or bound not written by the step is seen.
+TEST_F(ImplicitPosStepForce, EachHeldAtItsOwnBound) {
+  for (double sign : {1.0, -1.0}) {
+    ModelPtr m = LoadModelOrFail(ChainXml(3, 1e4, 0.05, 0.005));
+    ASSERT_NE(m, nullptr);
+    ASSERT_EQ(m->nu, 3);
+    SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+    for (int i = 0; i < m->nu; ++i) {
+      m->actuator_forcelimited[i] = 1;
+      m->actuator_forcerange[2 * i] = -(i + 1.0);
+      m->actuator_forcerange[2 * i + 1] = i + 1.0;
+    }
+    DataPtr d(mj_makeData(m.get()));
+    m->opt.gravity[2] = 0;
+    HoldPose(m.get(), d.get());
+    for (int i = 0; i < m->nv; ++i) d->qvel[i] = -sign;
+    mj_forward(m.get(), d.get());
+    for (int i = 0; i < m->nu; ++i) {
+      ASSERT_LT(std::abs(d->actuator_force[i]), i + 1.0) << i;  // inside at the start: in K
+    }
+    // the stack poisoned: a hold read from scratch the step did not write shows
+    std::fill(d->stack + d->pstack, d->stack + d->nstack, -1.0);
+    mj_step(m.get(), d.get());
+    for (int i = 0; i < m->nu; ++i) {
+      EXPECT_EQ(d->actuator_force_step[i], sign * (i + 1.0)) << "actuator " << i << " sign "
+                                                             << sign;
+    }
+  }
+}
+
 // Catches: an applied force beyond forcerange under the flag for an actuator in K (no hold, or a
 // hold at the wrong bound), a hold that leaves the actuator's velocity slope or term of K in the
 // step's matrix or its force out of the right side (the change of momentum then differs from the
@@ -305,8 +350,16 @@ TEST_F(ImplicitPosStepForce, ForceLimitedServosHeldAtTheirRange) {
                     20});
   // (its links 1000 times heavier, kp 1e4: the light hand's explicit force is never inside the
   // range when its applied force crosses it)
-  models.push_back({"heavy two-finger hand", LoadModelOrFail(TwoFingerHandXml(1e4, 1, 0.005)),
-                    50});
+  // and with a second tendon across the branches (the distal joints, opposed), so that a step
+  // holds one row across branches and keeps the other in the re-solve's update
+  std::string hand = TwoFingerHandXml(1e4, 1, 0.005);
+  hand.replace(hand.find("</fixed>"), 8,
+               "</fixed><fixed name=\"spread\"><joint joint=\"left2\" coef=\"1\"/>"
+               "<joint joint=\"right2\" coef=\"-1\"/></fixed>");
+  hand.replace(hand.find("</actuator>"), 11,
+               "<general tendon=\"spread\" gainprm=\"1e4\" biastype=\"affine\" "
+               "biasprm=\"0 -1e4 -1\"/></actuator>");
+  models.push_back({"heavy two-finger hand", LoadModelOrFail(hand), 50});
   if (mjModel* m = models.back().m.get()) {
     for (int b = 0; b < m->nbody; ++b) {
       m->body_mass[b] *= 1000;
