@@ -92,11 +92,13 @@ std::vector<Model> Models() {
 
   // a servo without a velocity term (kv 0: in K, dfdv 0) and a force of velocity slope exactly
   // +1 without a position slope (actuator 1: dfdv 1, outside K), which the per-actuator skip of
-  // the outputs must tell from an actuator with neither
+  // the outputs must tell from an actuator with neither; a negative spring, which no output may
+  // count as a term of K
   models.push_back({"kv 0 and a unit velocity slope", LoadModelOrFail(ChainXml(2, 2e3, 0, 0.005))});
   if (mjModel* m = models.back().m.get()) {
     m->actuator_biasprm[mjNBIAS + 1] = 0;
     m->actuator_biasprm[mjNBIAS + 2] = 1;
+    m->jnt_stiffness[0] = -5;  // and a spring that is not restoring: explicit, out of K
   }
 
   // a muscle behind a servo (actuator 1, its activation act[0]), activated
