@@ -1769,13 +1769,15 @@ TEST_F(ImplicitPosGuardWeight, TendonMomentCountsInTheArmatureBound) {
   }
 }
 
-// Catches: the inverse weight at qpos0 of a servo's moment row (rowInvweight0) other than the
-// documented one: a ball joint's three dofs, each through its gear (and no dof past them), its
-// gear in the joint's frame or in its parent's (jointinparent); the bodies of a site and of its
-// refsite (site 0), through the translational and the rotational gears; a spatial tendon's,
-// through its gear. Each servo, the only one with a gain, is tuned to h w_n 3 at the documented
-// inverse weight, above stock's cap, where its weight depends on it. A motor comes first, so that
-// no servo is actuator 0.
+// Catches: the inverse inertia of a servo's moment row (rowInvweight) other than the documented
+// one: a tendon's tendon_invweight0 through its gear; for any other row m' M^-1 m at the current
+// configuration, not MuJoCo's averages at qpos0 (a ball joint's dof_invweight0 over its three
+// axes, a body's body_invweight0 over translation and rotation), a row of another actuator, or a
+// gear left out. The rows: a ball joint's, its gear in the joint's frame and in its parent's
+// (jointinparent); a site with its refsite (site 0), through translational and rotational gears;
+// a geared spatial tendon. Each servo, the only one with a gain, is tuned to h w_n 3 at the
+// documented inverse inertia, above stock's cap, where its weight depends on it, away from qpos0
+// (where the averages were taken). A motor comes first, so that no servo is actuator 0.
 TEST_F(ImplicitPosGuardWeight, RowInverseWeightIsTheDocumentedOne) {
   ModelPtr m = LoadModelOrFail(
       "<mujoco><option timestep=\"0.005\"/><default><geom type=\"capsule\" size=\".03\" "
@@ -1798,39 +1800,56 @@ TEST_F(ImplicitPosGuardWeight, RowInverseWeightIsTheDocumentedOne) {
   auto body = [&](int site) { return m->site_bodyid[site]; };
   auto g = [&](int i, int k) { return m->actuator_gear[6 * i + k]; };
 
-  // the documented inverse weights of actuators 1 (site), 2 and 4 (ball joint), 3 (tendon)
-  double invweight[5] = {0, 0, 0, 0, 0};
+  // MuJoCo's inverse weights at qpos0 through the gears: averages, which the weight must not take,
+  // but for the tendon
+  double averaged[5] = {0, 0, 0, 0, 0};
   for (int site : {m->actuator_trnid[2], m->actuator_trnid[3]}) {
     for (int k = 0; k < 3; ++k) {
-      invweight[1] += g(1, k) * g(1, k) * bw[2 * body(site)] +
-                      g(1, k + 3) * g(1, k + 3) * bw[2 * body(site) + 1];
+      averaged[1] += g(1, k) * g(1, k) * bw[2 * body(site)] +
+                     g(1, k + 3) * g(1, k + 3) * bw[2 * body(site) + 1];
     }
   }
   for (int i : {2, 4}) {
     const mjtNum* dw = m->dof_invweight0 + m->jnt_dofadr[m->actuator_trnid[2 * i]];
-    for (int k = 0; k < 3; ++k) invweight[i] += g(i, k) * g(i, k) * dw[k];
+    for (int k = 0; k < 3; ++k) averaged[i] += g(i, k) * g(i, k) * dw[k];
   }
-  invweight[3] = g(3, 0) * g(3, 0) * m->tendon_invweight0[m->actuator_trnid[6]];
+  averaged[3] = g(3, 0) * g(3, 0) * m->tendon_invweight0[m->actuator_trnid[6]];
   ASSERT_NE(body(m->actuator_trnid[2]), body(m->actuator_trnid[3]));
   ASSERT_EQ(m->actuator_trnid[3], 0);
 
   SetEnable(m.get(), mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, true);
   DataPtr d(mj_makeData(m.get()));
+  std::vector<mjtNum> x(m->nv);
   for (int i = 1; i < 5; ++i) {
-    ASSERT_GT(invweight[i], 0);
-    const double k = 9 / (h * h * invweight[i]);
+    // away from qpos0: the arm bent, the ball joint turned
+    mj_resetData(m.get(), d.get());
+    d->qpos[0] = 0.4;
+    const mjtNum quat[4] = {0.9, 0.2, -0.3, 0.25};
+    mju_copy4(d->qpos + 1, quat);
+    mju_normalize4(d->qpos + 1);
+    d->qpos[5] = -0.6;
+    mj_forward(m.get(), d.get());
+    double invweight = i == 3 ? averaged[3]
+                              : InverseReflectedInertia(m.get(), d.get(),
+                                                        d->actuator_moment + i * m->nv, x.data());
+    ASSERT_GT(invweight, 0);
+    const double k = 9 / (h * h * invweight);
     for (int j = 1; j < 5; ++j) {
       m->actuator_gainprm[mjNGAIN * j] = j == i ? k : 0;
       m->actuator_biasprm[mjNBIAS * j + 1] = j == i ? -k : 0;
     }
-    mj_resetData(m.get(), d.get());
     mj_forward(m.get(), d.get());
     ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), i, nullptr), mjPOSSCOPE_RESTORING) << i;
     std::vector<std::vector<double>> row = {
         std::vector<double>(d->actuator_moment + i * m->nv, d->actuator_moment + (i + 1) * m->nv)};
-    double expected = DocumentedWeights(m.get(), d.get(), row, {k}, {0}, {invweight[i]})[0];
-    double other = DocumentedWeights(m.get(), d.get(), row, {k}, {0}, {1.1 * invweight[i]})[0];
+    double expected = DocumentedWeights(m.get(), d.get(), row, {k}, {0}, {invweight})[0];
+    double other = DocumentedWeights(m.get(), d.get(), row, {k}, {0}, {1.1 * invweight})[0];
+    double average = DocumentedWeights(m.get(), d.get(), row, {k}, {0}, {averaged[i]})[0];
     ASSERT_GT(std::abs(other - expected), 1e-3) << "actuator " << i;  // the weight sees it
+    double current = DocumentedWeights(
+        m.get(), d.get(), row, {k}, {0},
+        {InverseReflectedInertia(m.get(), d.get(), d->actuator_moment + i * m->nv, x.data())})[0];
+    ASSERT_GT(std::abs((i == 3 ? current : average) - expected), 1e-3) << "actuator " << i;
     EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, i), expected, 1e-12)
         << "actuator " << i;
   }

@@ -19,6 +19,7 @@
 
 #include <mujoco/mjdata.h>
 #include <mujoco/mjmodel.h>
+#include "engine/engine_core_smooth.h"
 #include "engine/engine_derivative.h"
 #include "engine/engine_io.h"
 #include "engine/engine_macro.h"
@@ -711,14 +712,15 @@ void mjd_posWeightTable(int* nzeta, int* ns, mjtNum* ds, mjtNum* below,
 
 
 
-// table weight of a term of stiffness k > 0 and damping c >= 0 at the model's inverse inertia
-// (invweight0, at qpos0: a model constant, as the constraint solver's regularization); 1
-// (backward Euler) where (h w_n)^2 or zeta is not finite or invweight0 not positive. cache (3
-// numbers, NULL for none): the (h w_n)^2, zeta and theta of the last lookup, looked up again only
-// when (h w_n)^2 or zeta change; the weight is the same with or without it
-static mjtNum tableWeight(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight0, mjtNum* cache) {
-  mjtNum hw2 = h * h * k * invweight0;  // (h w_n)^2 at qpos0
-  mjtNum zeta = 0.5 * c * mju_sqrt(invweight0 / k);
+// table weight of a term of stiffness k > 0 and damping c >= 0 at the inverse inertia invweight
+// of its row: a dof's invweight0 at qpos0 (a model constant, as the constraint solver's
+// regularization), a moment row's from rowInvweight; 1 (backward Euler) where (h w_n)^2 or zeta
+// is not finite or invweight not positive. cache (3 numbers, NULL for none): the (h w_n)^2, zeta
+// and theta of the last lookup, looked up again only when (h w_n)^2 or zeta change; the weight is
+// the same with or without it
+static mjtNum tableWeight(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight, mjtNum* cache) {
+  mjtNum hw2 = h * h * k * invweight;  // (h w_n)^2
+  mjtNum zeta = 0.5 * c * mju_sqrt(invweight / k);
 
   // the same term as the last lookup (never a zeroed cache: hw2 > 0)
   if (cache && hw2 > 0 && cache[0]==hw2 && cache[1]==zeta) {
@@ -726,7 +728,7 @@ static mjtNum tableWeight(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight0, mjtNu
   }
 
   // not finite: backward Euler
-  if (!isfinite(hw2) || !isfinite(zeta) || !(invweight0 > 0)) {
+  if (!isfinite(hw2) || !isfinite(zeta) || !(invweight > 0)) {
     return 1;
   }
 
@@ -763,35 +765,19 @@ static mjtNum armatureBound(const mjModel* m, const mjtNum* moment, int leaf) {
 
 
 
-// inverse inertia at qpos0 of the moment row of actuator i (a model constant, as the dofs' and
-// tendons' inverse weights, mj_setConst): its tendon's, or the sum of its dofs' (a ball joint) or
-// of its sites' bodies' (body_invweight0: translation, rotation), each through its gear
-static mjtNum rowInvweight0(const mjModel* m, int i) {
-  const mjtNum* gear = m->actuator_gear + 6*i;
-  int id = m->actuator_trnid[2*i], id2 = m->actuator_trnid[2*i+1];
-  mjtNum w = 0;
-  switch (m->actuator_trntype[i]) {
-  case mjTRN_TENDON:
-    return gear[0] * gear[0] * m->tendon_invweight0[id];
-
-  case mjTRN_JOINT:
-  case mjTRN_JOINTINPARENT:
-    for (int k=0; k<3; k++) {
-      w += gear[k] * gear[k] * m->dof_invweight0[m->jnt_dofadr[id] + k];
-    }
-    return w;
-
-  default:
-    // a site and its refsite, or a slider-crank's two sites (a site in scope has its refsite)
-    for (int s=0; s<2; s++) {
-      int b = m->site_bodyid[s ? id2 : id];
-      for (int k=0; k<3; k++) {
-        w += gear[k] * gear[k] * m->body_invweight0[2*b] +
-             gear[k+3] * gear[k+3] * m->body_invweight0[2*b+1];
-      }
-    }
-    return w;
+// inverse inertia of the moment row m of actuator i: a tendon's at qpos0 through its gear (a
+// model constant, as a dof's dof_invweight0), else m' M^-1 m at the current configuration from
+// the factorization of M (qLD): MuJoCo keeps a ball joint's and a body's only as averages over
+// their axes (dof_invweight0, body_invweight0), off by a factor of four on a thin link; x: nv of
+// scratch
+static mjtNum rowInvweight(const mjModel* m, mjData* d, int i, mjtNum* x) {
+  if (m->actuator_trntype[i]==mjTRN_TENDON) {
+    mjtNum gear = m->actuator_gear[6*i];
+    return gear * gear * m->tendon_invweight0[m->actuator_trnid[2*i]];
   }
+  const mjtNum* moment = d->actuator_moment + i*m->nv;
+  mj_solveM(m, d, x, moment, 1);
+  return mju_dot(moment, x, m->nv);
 }
 
 
@@ -975,8 +961,8 @@ static int posWeightsGate(const mjModel* m, const mjData* d, mjtNum margin, cons
 
 
 
-// weights of every term under mjENBL_POSWEIGHT: each term's from the table at the model's
-// inverse weights (tableWeight), the terms on one dof with their table lookup cached in cache (3
+// weights of every term under mjENBL_POSWEIGHT: each term's from the table at the inverse
+// inertia of its row (tableWeight; a moment row's from qLD: rowInvweight), the terms on one dof with their table lookup cached in cache (3
 // per dof, NULL for none). Where the weighted step fails the stability gate (posWeightsGate with
 // margin mjPOSW_GATE: the coupled terms are at or beyond stock's cap together), the weights of the
 // terms with a positive risk are raised together toward backward Euler, theta + a (1 - theta), by
@@ -1015,13 +1001,14 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
     }
   }
 
-  // servos with a moment row: actuator-space stiffness and damping, inverse weight of the row
+  // servos with a moment row: actuator-space stiffness and damping, inverse inertia of the row
+  // (S is free until the gate)
   for (int i=0; i<nu; i++) {
     wten[i] = 1;
     rten[i] = 0;
     if (slope[i] < 0 && mjd_actuatorDof(m, i) < 0) {
       cten[i] = mjMAX(actuatorDamping(m, d, i, controls), 0);
-      wten[i] = tableWeight(h, -slope[i], cten[i], rowInvweight0(m, i), NULL);
+      wten[i] = tableWeight(h, -slope[i], cten[i], rowInvweight(m, d, i, S), NULL);
       rten[i] = termRisk(h, -slope[i], cten[i], wten[i]);
       risky |= rten[i] > 0;
     }
