@@ -385,16 +385,22 @@ TEST_F(ImplicitPosGuardInput, StepForceWritesNothingPastTheEnd) {
   }
 }
 
+// a servo on joint b, then one on a fixed tendon across two branches (joints a and c), the last
+// actuator
+std::string BranchServoModel() {
+  return Model(
+      "<tendon><fixed name=\"br\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"c\" "
+      "coef=\"-0.5\"/></fixed></tendon><actuator>" + Affine("joint=\"b\"", 5, 0, -100) +
+      Affine("tendon=\"br\"", 5, 0, -100) + "</actuator>");
+}
+
 // Catches: the walk over a moment row on several branches (rowFirst, rowNext) starting past its
 // last dof: it reads the next row of actuator_moment and past the end of qvel, and writes past
 // the end of vec. The servo on a tendon across two branches is the last actuator; its moment and
 // qvel are replaced by copies one row (one element) longer, the extra elements NaN, and vec is
 // one element longer with a sentinel there.
 TEST_F(ImplicitPosGuardInput, BranchRowWalkStaysInItsRow) {
-  ModelPtr m = LoadModelOrFail(Model(
-      "<tendon><fixed name=\"br\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"c\" "
-      "coef=\"-0.5\"/></fixed></tendon><actuator>" + Affine("joint=\"b\"", 5, 0, -100) +
-      Affine("tendon=\"br\"", 5, 0, -100) + "</actuator>"));
+  ModelPtr m = LoadModelOrFail(BranchServoModel());
   ASSERT_NE(m, nullptr);
   ASSERT_EQ(mjd_actuatorBranches(m.get(), 1), 1);
   DataPtr d(mj_makeData(m.get()));
@@ -430,10 +436,7 @@ TEST_F(ImplicitPosGuardInput, BranchRowWalkStaysInItsRow) {
 // tendon servo across two branches (damping 1) adds nothing to it: the matrix equals the one with
 // that servo's position gain zeroed (out of K).
 TEST_F(ImplicitPosGuardInput, PublicKLeavesTheVelocityTermAlone) {
-  ModelPtr m = LoadModelOrFail(Model(
-      "<tendon><fixed name=\"br\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"c\" "
-      "coef=\"-0.5\"/></fixed></tendon><actuator>" + Affine("joint=\"b\"", 5, 0, -100) +
-      Affine("tendon=\"br\"", 5, 0, -100) + "</actuator>"));
+  ModelPtr m = LoadModelOrFail(BranchServoModel());
   ASSERT_NE(m, nullptr);
   DataPtr d(mj_makeData(m.get()));
   SetAwayFromRest(m.get(), d.get());

@@ -159,6 +159,15 @@ static int sparseAdr(const int* rownnz, const int* rowadr, const int* colind, in
 
 
 
+// add val to the diagonal element of row r of the D-sparse matrix matD: after the row's columns
+// below r, its ancestors (mj_makeMSparse), as many as the row of r in M holds besides it
+static inline void addDiagD(const mjModel* m, const mjData* d, mjtNum* matD, int r, mjtNum val) {
+  int end = r < m->nv - 1 ? m->dof_Madr[r+1] : m->nM;
+  matD[d->D_rowadr[r] + end - m->dof_Madr[r] - 1] += val;
+}
+
+
+
 // add val to element (r, c) of the D-sparse matrix matD; every element of K in scope is in the
 // pattern of M (a diagonal, or two dofs of one chain), so a miss is an error, not a drop
 static void addD(const mjData* d, mjtNum* matD, int r, int c, mjtNum val) {
@@ -226,7 +235,7 @@ static void addChainTerm(const mjModel* m, const mjData* d, mjtNum* matD, const 
       continue;
     }
     mjtNum km = k * moment[a];
-    addD(d, matD, a, a, scl * (km * moment[a]));
+    addDiagD(m, d, matD, a, scl * (km * moment[a]));
     for (int b=m->dof_parentid[a]; b>=0; b=m->dof_parentid[b]) {
       if (moment[b]) {
         addD(d, matD, a, b, scl * (km * moment[b]));
@@ -268,7 +277,7 @@ void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,
 
   // one dof: one diagonal element
   if (leaf >= 0) {
-    addD(d, matD, leaf, leaf, scl * (k * moment[leaf] * moment[leaf]));
+    addDiagD(m, d, matD, leaf, scl * (k * moment[leaf] * moment[leaf]));
     return;
   }
 
@@ -367,21 +376,28 @@ static mjtNum actuatorInput(const mjModel* m, const mjData* d, int i, ctrlState*
 
 //------------------------------ scope -------------------------------------------------------------
 
+// normalized length L of a muscle of length len and its optimal length *L0, as in
+// mju_muscleGain and mju_muscleBias
+static mjtNum muscleLength(mjtNum len, const mjtNum lengthrange[2], const mjtNum prm[9],
+                           mjtNum* L0) {
+  *L0 = mjMAX(mjMINVAL, (lengthrange[1]-lengthrange[0]) / mjMAX(mjMINVAL, prm[1]-prm[0]));
+  return prm[0] + (len-lengthrange[0]) / *L0;
+}
+
+
+
 // d mju_muscleGain / d len: the slope of the force-length curve, piece by piece, times the gain
 // at the optimal length L = 1, where the curve is 1 (-force times the velocity curve)
-static mjtNum muscleGainLength(mjtNum len, mjtNum vel, const mjtNum lengthrange[2], mjtNum acc0,
-                               const mjtNum prm[9]) {
+mjtNum mjd_muscleGainLength(mjtNum len, mjtNum vel, const mjtNum lengthrange[2], mjtNum acc0,
+                            const mjtNum prm[9]) {
   // unpack parameters
-  mjtNum range[2] = {prm[0], prm[1]};
-  mjtNum lmin     = prm[4];
-  mjtNum lmax     = prm[5];
+  mjtNum lmin = prm[4];
+  mjtNum lmax = prm[5];
 
-  // mid-ranges, optimum length and normalized length, as in mju_muscleGain
+  // mid-ranges, optimum length and normalized length
   mjtNum a = 0.5*(lmin+1);
   mjtNum b = 0.5*(1+lmax);
-  mjtNum L0 = mjMAX(mjMINVAL, (lengthrange[1]-lengthrange[0]) /
-                              mjMAX(mjMINVAL, range[1]-range[0]));
-  mjtNum L = range[0] + (len-lengthrange[0]) / L0;
+  mjtNum L0, L = muscleLength(len, lengthrange, prm, &L0);
 
   // slope of the length curve
   mjtNum dFL = 0, w;
@@ -400,7 +416,7 @@ static mjtNum muscleGainLength(mjtNum len, mjtNum vel, const mjtNum lengthrange[
   }
 
   // times the gain where the length curve is 1, per unit of len
-  mjtNum len1 = lengthrange[0] + (1-range[0]) * L0;
+  mjtNum len1 = lengthrange[0] + (1-prm[0]) * L0;
   return mju_muscleGain(len1, vel, lengthrange, acc0, prm) * dFL / L0;
 }
 
@@ -408,24 +424,21 @@ static mjtNum muscleGainLength(mjtNum len, mjtNum vel, const mjtNum lengthrange[
 
 // d mju_muscleBias / d len: the slope of the passive curve, quadratic to b = (1+lmax)/2 and
 // linear beyond
-static mjtNum muscleBiasLength(mjtNum len, const mjtNum lengthrange[2], mjtNum acc0,
-                               const mjtNum prm[9]) {
+mjtNum mjd_muscleBiasLength(mjtNum len, const mjtNum lengthrange[2], mjtNum acc0,
+                            const mjtNum prm[9]) {
   // unpack parameters
-  mjtNum range[2] = {prm[0], prm[1]};
-  mjtNum force    = prm[2];
-  mjtNum scale    = prm[3];
-  mjtNum lmax     = prm[5];
-  mjtNum fpmax    = prm[7];
+  mjtNum force = prm[2];
+  mjtNum scale = prm[3];
+  mjtNum lmax  = prm[5];
+  mjtNum fpmax = prm[7];
 
   // scale force if negative
   if (force<0) {
     force = scale / mjMAX(mjMINVAL, acc0);
   }
 
-  // optimum length and normalized length, as in mju_muscleBias
-  mjtNum L0 = mjMAX(mjMINVAL, (lengthrange[1]-lengthrange[0]) /
-                              mjMAX(mjMINVAL, range[1]-range[0]));
-  mjtNum L = range[0] + (len-lengthrange[0]) / L0;
+  // optimum length and normalized length
+  mjtNum L0, L = muscleLength(len, lengthrange, prm, &L0);
   if (L<=1) {
     return 0;
   }
@@ -441,21 +454,21 @@ static mjtNum muscleBiasLength(mjtNum len, const mjtNum lengthrange[2], mjtNum a
 
 // the slopes in the length of bias type biastype and gain type gaintype of actuator i: an affine
 // term's parameter, a muscle's curve (0 for none, fixed or user)
-static void termSlopes(const mjModel* m, const mjData* d, int i, int biastype, int gaintype,
-                       mjtNum* bias, mjtNum* gain) {
-  const mjtNum* range = m->actuator_lengthrange + 2*i;
+static inline void termSlopes(const mjModel* m, const mjData* d, int i, int biastype,
+                              int gaintype, mjtNum* bias, mjtNum* gain) {
   *bias = *gain = 0;
   if (biastype==mjBIAS_AFFINE) {
     *bias = m->actuator_biasprm[mjNBIAS*i + 1];
   } else if (biastype==mjBIAS_MUSCLE) {
-    *bias = muscleBiasLength(d->actuator_length[i], range, m->actuator_acc0[i],
-                             m->actuator_biasprm + mjNBIAS*i);
+    *bias = mjd_muscleBiasLength(d->actuator_length[i], m->actuator_lengthrange + 2*i,
+                                 m->actuator_acc0[i], m->actuator_biasprm + mjNBIAS*i);
   }
   if (gaintype==mjGAIN_AFFINE) {
     *gain = m->actuator_gainprm[mjNGAIN*i + 1];
   } else if (gaintype==mjGAIN_MUSCLE) {
-    *gain = muscleGainLength(d->actuator_length[i], d->actuator_velocity[i], range,
-                             m->actuator_acc0[i], m->actuator_gainprm + mjNGAIN*i);
+    *gain = mjd_muscleGainLength(d->actuator_length[i], d->actuator_velocity[i],
+                                 m->actuator_lengthrange + 2*i, m->actuator_acc0[i],
+                                 m->actuator_gainprm + mjNGAIN*i);
   }
 }
 
@@ -465,8 +478,8 @@ static void termSlopes(const mjModel* m, const mjData* d, int i, int biastype, i
 // the slopes of an affine gain and bias, and of a muscle's curves (the exact derivative of the
 // force in its length); *closed is 0 and the slope 0 for a user gain or bias; controls: see
 // actuatorInput
-static mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* closed,
-                            ctrlState* controls) {
+static inline mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* closed,
+                                   ctrlState* controls) {
   int gaintype = m->actuator_gaintype[i], biastype = m->actuator_biastype[i];
   *closed = gaintype!=mjGAIN_USER && biastype!=mjBIAS_USER;
   if (!*closed) {
@@ -485,7 +498,7 @@ static mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* close
 
 
 // scope of actuator i under mjENBL_IMPLICITPOS, given its slope s and closed (actuatorSlope)
-static int actuatorScope(const mjModel* m, const mjData* d, int i, int closed, mjtNum s) {
+static inline int actuatorScope(const mjModel* m, const mjData* d, int i, int closed, mjtNum s) {
   // disabled actuation
   if (mjDISABLED(mjDSBL_ACTUATION)) {
     return mjPOSSCOPE_DISABLED;
@@ -962,15 +975,16 @@ static int posWeightsGate(const mjModel* m, const mjData* d, mjtNum margin, cons
 
 
 // weights of every term under mjENBL_POSWEIGHT: each term's from the table at the inverse
-// inertia of its row (tableWeight; a moment row's from qLD: rowInvweight), the terms on one dof with their table lookup cached in cache (3
-// per dof, NULL for none). Where the weighted step fails the stability gate (posWeightsGate with
-// margin mjPOSW_GATE: the coupled terms are at or beyond stock's cap together), the weights of the
-// terms with a positive risk are raised together toward backward Euler, theta + a (1 - theta), by
-// the least a on a grid of 1/mjPOSW_RAISE that passes the gate with the margin mjPOSW_RAISED (a
-// bisection; a = 1 makes every risk negative). Dampings are clamped at 0, as the table's zeta
-// (negative damping is outside what the gate covers). Terms: kdof, cdof from dofTerms, slope of
-// every actuator; out: wdof (nv, 1 where no term), wten (nu, the fixed-tendon servos' weights, 1
-// for any other actuator); scratch: 2*nv + 3*nu + nM
+// inertia of its row (tableWeight; a moment row's: rowInvweight), the terms on one dof with their
+// table lookup cached in cache (3 per dof, NULL for none). Where the weighted step fails the
+// stability gate (posWeightsGate with margin mjPOSW_GATE: the coupled terms are at or beyond
+// stock's cap together), the weights of the terms with a positive risk are raised together toward
+// backward Euler, theta + a (1 - theta), by the least a on a grid of 1/mjPOSW_RAISE that passes
+// the gate with the margin mjPOSW_RAISED (a bisection; a = 1 makes every risk negative). Dampings
+// are clamped at 0, as the table's zeta (negative damping is outside what the gate covers).
+// Terms: kdof, cdof from dofTerms, slope of every actuator; out: wdof (nv, 1 where no term), wten
+// (nu, the weights of the servos with a moment row, 1 for any other actuator); scratch:
+// 2*nv + 3*nu + nM
 #define mjPOSW_GATE 1e-3     // margin of the gate: stock's cap
 #define mjPOSW_RAISED 0.5    // margin of the raised weights: half of stock's cap
 #define mjPOSW_RAISE 64      // grid of the raise
@@ -1122,7 +1136,7 @@ static int mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
       }
       mjtNum km = -slope * moment[dof];
       if (matD) {
-        addD(d, matD, dof, dof, sclK * (km * moment[dof]));
+        addDiagD(m, d, matD, dof, sclK * (km * moment[dof]));
       }
       if (vec) {
         vec[dof] += sclKv * (km * (moment[dof] * qvel[dof]));
@@ -1173,8 +1187,12 @@ static int mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
 static void mjd_passive_pos(const mjModel* m, const mjData* d,
                             mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv,
                             mjtNum* kspring) {
-  for (int j=0; j<m->njnt && !mjDISABLED(mjDSBL_PASSIVE); j++) {
-    if (jointPosScope(m, j)!=mjPOSSCOPE_RESTORING) {
+  if (mjDISABLED(mjDSBL_PASSIVE)) {
+    return;
+  }
+  for (int j=0; j<m->njnt; j++) {
+    // most joints have no spring
+    if (m->jnt_stiffness[j]==0 || jointPosScope(m, j)!=mjPOSSCOPE_RESTORING) {
       continue;
     }
     mjtNum stiffness = m->jnt_stiffness[j];
@@ -1183,7 +1201,7 @@ static void mjd_passive_pos(const mjModel* m, const mjData* d,
         kspring[dof] = stiffness;
       }
       if (matD) {
-        addD(d, matD, dof, dof, sclK * stiffness);
+        addDiagD(m, d, matD, dof, sclK * stiffness);
       }
       if (vec) {
         vec[dof] += sclKv * (stiffness * d->qvel[dof]);
@@ -1206,7 +1224,7 @@ static void mjd_dof_pos(const mjModel* m, const mjData* d, const mjtNum* kdof,
     }
     mjtNum k = weight[dof] * kdof[dof];
     if (matD) {
-      addD(d, matD, dof, dof, sclK * k);
+      addDiagD(m, d, matD, dof, sclK * k);
     }
     if (vec) {
       vec[dof] += sclKv * (k * d->qvel[dof]);

@@ -105,6 +105,13 @@ typedef enum mjtPosScope_ {
   mjPOSSCOPE_DISABLED             // actuation (actuator) or passive forces (spring) disabled
 } mjtPosScope;
 
+// The slopes in the length of a muscle's force-length curve times its gain at the optimal length
+// (d mju_muscleGain / d len) and of its passive curve (d mju_muscleBias / d len), piece by piece.
+mjtNum mjd_muscleGainLength(mjtNum len, mjtNum vel, const mjtNum lengthrange[2], mjtNum acc0,
+                            const mjtNum prm[9]);
+mjtNum mjd_muscleBiasLength(mjtNum len, const mjtNum lengthrange[2], mjtNum acc0,
+                            const mjtNum prm[9]);
+
 // Scope of actuator i under mjENBL_IMPLICITPOS (mjtPosScope). If slope is not NULL, it receives
 // d actuator_force / d actuator_length (mjd_actuatorSlopes) for every gain and bias type but user,
 // and 0 for those. Requires mj_fwdActuation (d->actuator_force).

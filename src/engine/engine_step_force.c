@@ -65,12 +65,18 @@ int mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
   mjtNum *sstep = d->qfrc_smooth_step;
   int cross = 0;
 
-  // smooth forces, velocity terms: qfrc_smooth + h*qDeriv*qacc
+  // smooth forces, velocity terms: qfrc_smooth + h*qDeriv*qacc; a row whose columns are
+  // consecutive (each row of a chain, a dof's descendants after it) as one dot product
   for (int r=0; r<nv; r++) {
+    int adr = d->D_rowadr[r], nnz = d->D_rownnz[r];
+    const int* col = d->D_colind + adr;
     mjtNum dq = 0;
-    int adr = d->D_rowadr[r], end = adr + d->D_rownnz[r];
-    for (int a=adr; a<end; a++) {
-      dq += d->qDeriv[a] * qacc[d->D_colind[a]];
+    if (col[nnz-1] - col[0] == nnz - 1) {
+      dq = mju_dot(d->qDeriv + adr, qacc + col[0], nnz);
+    } else {
+      for (int a=0; a<nnz; a++) {
+        dq += d->qDeriv[adr+a] * qacc[col[a]];
+      }
     }
     sstep[r] = d->qfrc_smooth[r] + h * dq;
   }
