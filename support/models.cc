@@ -265,6 +265,33 @@ std::string FingerSqueezeXml(double kp, double kv, double h, const std::string& 
   return out;
 }
 
+std::string BranchedTreeXml(double kp, double kv, double h, const std::string& integrator) {
+  std::string out = Header(h, integrator) +
+                    "  <option><flag contact=\"disable\"/></option>\n"
+                    "  <default>\n"
+                    "    <joint armature=\"0.01\"/>\n"
+                    "    <geom type=\"capsule\" size=\"0.02\" fromto=\"0 0 0 0.2 0 0\"/>\n"
+                    "  </default>\n"
+                    "  <worldbody>\n"
+                    "    <body><joint name=\"j0\" axis=\"0 1 0\"/><geom/>\n"
+                    "      <body pos=\"0.2 0 0\" euler=\"0 0 40\"><joint name=\"j1\" axis=\"0 0 1\"/>"
+                    "<geom/></body>\n"
+                    "      <body pos=\"0.2 0 0\" euler=\"0 0 -30\"><joint name=\"j2\" axis=\"1 0 0\"/>"
+                    "<geom/>\n"
+                    "        <body pos=\"0.2 0 0\"><joint name=\"j3\" axis=\"0 1 0\"/><geom/></body>\n"
+                    "        <body pos=\"0.2 0 0\" euler=\"0 30 0\"><joint name=\"j4\" axis=\"0 0 1\"/>"
+                    "<geom/></body>\n"
+                    "      </body>\n"
+                    "    </body>\n"
+                    "  </worldbody>\n"
+                    "  <actuator>\n";
+  for (int j = 0; j < 5; ++j) {
+    out += "    <general joint=\"j" + std::to_string(j) + "\" gainprm=\"" + Num(kp) +
+           "\" biastype=\"affine\" biasprm=\"0 " + Num(-kp) + " " + Num(-kv) + "\"/>\n";
+  }
+  return out + "  </actuator>\n</mujoco>\n";
+}
+
 std::string TwoFingerHandXml(double kp, double kv, double h, const std::string& integrator) {
   std::string out = Header(h, integrator) +
                     "  <default>\n"

@@ -85,6 +85,14 @@ std::string GearTendonArmXml(double kp, double kv, double h,
 // is 1 cm inside the box, so the squeeze is about kp * 0.01.
 std::string FingerSqueezeXml(double kp, double kv, double h,
                              const std::string& integrator = "implicit");
+// Five hinges in a tree whose rows of the D pattern (and of qDeriv) have gaps: a root hinge (dof
+// 0) with a leaf link (dof 1) and a link (dof 2) that carries two leaves (dofs 3 and 4), so that
+// the rows of dofs 2, 3 and 4 are {0, 2, 3, 4}, {0, 2, 3} and {0, 2, 4}. Axes alternate so that
+// the velocity derivative couples them; a position servo on each hinge (gain kp, bias
+// [0 -kp -kv]), armature 0.01, gravity on, contact off.
+std::string BranchedTreeXml(double kp, double kv, double h,
+                            const std::string& integrator = "implicit");
+
 // A two-finger hand closed by one tendon across its branches: a palm welded to the world, two
 // fingers of two hinges each (proximal and distal phalanges, 4 cm capsules of 20 g, armature
 // 1e-4, damping 1e-3) curling toward each other, and one fixed tendon over the four hinges

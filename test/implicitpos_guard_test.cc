@@ -385,6 +385,36 @@ TEST_F(ImplicitPosGuardInput, StepForceWritesNothingPastTheEnd) {
   }
 }
 
+// Catches: the product h*qDeriv*qacc of qfrc_smooth_step reading columns past the end of a row
+// to tell whether the row's columns are consecutive (and then summing the wrong elements of qacc).
+// The last row of BranchedTreeXml is {0, 2, 4}; D_colind is replaced by a copy two elements
+// longer, both 2, which would make that row look consecutive ({0, 1, 2}) to a read past it. The
+// step's outputs must equal those of the same step with MuJoCo's own D_colind, under implicit
+// with and without the flag.
+TEST_F(ImplicitPosGuardInput, StepForceReadsNoColumnPastItsRow) {
+  ModelPtr m = LoadModelOrFail(BranchedTreeXml(2e3, 20, 0.005));
+  ASSERT_NE(m, nullptr);
+  for (int flags : {0, static_cast<int>(mjENBL_IMPLICITPOS)}) {
+    m->opt.enableflags = flags;
+    std::vector<mjtNum> smooth[2];
+    for (int poisoned : {0, 1}) {
+      DataPtr d(mj_makeData(m.get()));
+      SetAwayFromRest(m.get(), d.get());
+      mj_step(m.get(), d.get());  // D_colind set
+      ASSERT_EQ(d->D_rownnz[m->nv - 1], 3);
+      ASSERT_EQ(d->D_colind[m->nD - 2], 2);
+      std::vector<int> colind(d->D_colind, d->D_colind + m->nD);
+      colind.resize(m->nD + 2, 2);
+      int* own = d->D_colind;
+      if (poisoned) d->D_colind = colind.data();
+      mj_step(m.get(), d.get());
+      d->D_colind = own;
+      smooth[poisoned].assign(d->qfrc_smooth_step, d->qfrc_smooth_step + m->nv);
+    }
+    EXPECT_EQ(smooth[0], smooth[1]) << "flags " << flags;
+  }
+}
+
 // a servo on joint b, then one on a fixed tendon across two branches (joints a and c), the last
 // actuator
 std::string BranchServoModel() {

@@ -81,6 +81,10 @@ std::vector<Model> Models() {
     m->wrap_prm[m->tendon_adr[0] + 2] = 1.3;
   }
 
+  // a tree whose rows of qDeriv have gaps ({0, 2, 3, 4}, {0, 2, 3}, {0, 2, 4}): the product
+  // h*qDeriv*qacc takes only a row of consecutive columns as one dot product
+  models.push_back({"branched tree", LoadModelOrFail(BranchedTreeXml(2e3, 20, 0.005))});
+
   // gains with a velocity term: force (kp - 5 velocity) ctrl on the first joint of a chain,
   // (kp - 3 velocity) ctrl on its third (actuator 2: each reads its own row of gainprm)
   models.push_back({"velocity gain", LoadModelOrFail(ChainXml(3, 2e3, 20, 0.005))});
