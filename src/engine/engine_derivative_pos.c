@@ -45,6 +45,16 @@ static int jointDofs(const mjModel* m, int j) {
 
 
 
+// 1 if dof is a rotation of a ball or free joint: its spring's term of K is the small-angle term
+// of a stiffness that is not symmetric away from rest, as is a ball joint servo's
+static int isRotationDof(const mjModel* m, int dof) {
+  int j = m->dof_jntid[dof];
+  return m->jnt_type[j]==mjJNT_BALL ||
+         (m->jnt_type[j]==mjJNT_FREE && dof >= m->jnt_dofadr[j] + 3);
+}
+
+
+
 // 1 if dof a is dof b or one of its ancestors
 static int isAncestor(const mjModel* m, int a, int b) {
   while (b > a) {
@@ -795,6 +805,15 @@ static mjtNum rowInvweight(const mjModel* m, mjData* d, int i, mjtNum* x) {
 
 
 
+// 1 if the moment row of actuator i is a ball joint's (isRotationDof)
+static int rotationRow(const mjModel* m, int i) {
+  int trn = m->actuator_trntype[i];
+  return (trn==mjTRN_JOINT || trn==mjTRN_JOINTINPARENT) &&
+         isRotationDof(m, m->jnt_dofadr[m->actuator_trnid[2*i]]);
+}
+
+
+
 // damping of actuator i in actuator space: -d force / d velocity from the bias and, for an affine
 // gain, the gain's velocity term at the current input; for a muscle gain, the velocity slope of
 // its curve that the step's qDeriv takes
@@ -1002,14 +1021,21 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
   mjtNum* S = rtena + nu;
 
   // terms on one dof, and their risks
-  int risky = 0;
+  int risky = 0, rotations = 0;
   for (int dof=0; dof<nv; dof++) {
     wdof[dof] = 1;
     rdof[dof] = 0;
     if (kdof[dof] > 0) {
       mjtNum c = mjMAX(cdof[dof], 0);
       mjtNum* entry = cache ? cache + 3*dof : NULL;
-      wdof[dof] = tableWeight(h, kdof[dof], c, m->dof_invweight0[dof], entry);
+      // the spring of a ball or free joint's rotation: backward Euler (its stiffness away from
+      // rest, which the gate's model leaves out, made a rope of them diverge at stock-like
+      // weights where backward Euler did not)
+      if (isRotationDof(m, dof)) {
+        wdof[dof] = 1;
+      } else {
+        wdof[dof] = tableWeight(h, kdof[dof], c, m->dof_invweight0[dof], entry);
+      }
       rdof[dof] = termRisk(h, kdof[dof], c, wdof[dof]);
       risky |= rdof[dof] > 0;
     }
@@ -1023,14 +1049,33 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
     if (slope[i] < 0 && mjd_actuatorDof(m, i) < 0) {
       cten[i] = mjMAX(actuatorDamping(m, d, i, controls), 0);
       wten[i] = tableWeight(h, -slope[i], cten[i], rowInvweight(m, d, i, S), NULL);
+      if (wten[i] > mjPOSW_MIN && rotationRow(m, i)) {
+        wten[i] = 1;  // a ball joint's servo above its cap: backward Euler
+      }
       rten[i] = termRisk(h, -slope[i], cten[i], wten[i]);
       risky |= rten[i] > 0;
+      rotations |= rten[i] > 0 && rotationRow(m, i);
     }
   }
 
-  // the stability gate, where a term is at risk
-  if (!risky || posWeightsGate(m, d, mjPOSW_GATE, rdof, rten, S)) {
+  // the stability gate, where a term is at risk; with the margin of the raised weights where a
+  // ball joint's servo is, whose stiffness away from rest (its length is a rotation vector) the
+  // gate's model leaves out
+  if (!risky || posWeightsGate(m, d, rotations ? mjPOSW_RAISED : mjPOSW_GATE, rdof, rten, S)) {
     return;
+  }
+
+  // the servos of ball joints at risk: backward Euler; then the gate again, for the rest
+  if (rotations) {
+    for (int i=0; i<nu; i++) {
+      if (rten[i] > 0 && rotationRow(m, i)) {
+        wten[i] = 1;
+        rten[i] = termRisk(h, -slope[i], cten[i], 1);
+      }
+    }
+    if (posWeightsGate(m, d, mjPOSW_GATE, rdof, rten, S)) {
+      return;
+    }
   }
 
   // raise the terms at risk: theta + a (1 - theta) has risk r - 2 a h^2 k (1 - theta); the least
