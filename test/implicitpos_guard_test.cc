@@ -1099,10 +1099,13 @@ double Risk(double h, double k, double c, double theta) {
 
 // The gate for the terms k[j] m_j m_j' (damping c[j], weight theta[j]; rows m_j of length nv) at
 // the mass matrix of d: 4 (1 - margin) M - sum_{risk > 0} risk m_j m_j' positive definite, by
-// Eigen's LLT of the dense matrix.
+// Eigen's LLT of the dense matrix. A term with bound[j] > 0 (empty: none) enters by the bound
+// bound[j] diag(m_j)^2 instead of m_j m_j' (Cauchy-Schwarz, m m' <= n diag(m)^2 for a row of n
+// nonzeros: doc/scope.md, the gate's bound of a row on several branches).
 bool DenseGate(const mjModel* m, const mjData* d, double margin,
                const std::vector<std::vector<double>>& rows, const std::vector<double>& k,
-               const std::vector<double>& c, const std::vector<double>& theta) {
+               const std::vector<double>& c, const std::vector<double>& theta,
+               const std::vector<int>& bound = {}) {
   int nv = m->nv;
   std::vector<mjtNum> full(nv * nv);
   mj_fullM(m, full.data(), d->qM);
@@ -1114,31 +1117,36 @@ bool DenseGate(const mjModel* m, const mjData* d, double margin,
     double risk = Risk(m->opt.timestep, k[j], c[j], theta[j]);
     if (risk <= 0) continue;
     Eigen::Map<const Eigen::VectorXd> mj(rows[j].data(), nv);
-    s -= risk * mj * mj.transpose();
+    if (j < bound.size() && bound[j] > 0) {
+      for (int r = 0; r < nv; ++r) s(r, r) -= risk * bound[j] * mj(r) * mj(r);
+    } else {
+      s -= risk * mj * mj.transpose();
+    }
   }
   return s.llt().info() == Eigen::Success;
 }
 
 // The weights as documented for those terms: the table's at each term's inverse weight at qpos0
 // (invweight0[j]); where the gate with margin 1e-3 fails, the terms at risk raised by the least
-// a on a grid of 1/64 that passes it with margin 1/2: theta + a (1 - theta).
+// a on a grid of 1/64 that passes it with margin 1/2: theta + a (1 - theta). bound: as DenseGate's.
 std::vector<double> DocumentedWeights(const mjModel* m, const mjData* d,
                                       const std::vector<std::vector<double>>& rows,
                                       const std::vector<double>& k, const std::vector<double>& c,
-                                      const std::vector<double>& invweight0) {
+                                      const std::vector<double>& invweight0,
+                                      const std::vector<int>& bound = {}) {
   WeightTable t = Table();
   double h = m->opt.timestep;
   std::vector<double> theta;
   for (size_t j = 0; j < rows.size(); ++j) {
     theta.push_back(TableWeight(t, h, k[j], c[j], invweight0[j]));
   }
-  if (DenseGate(m, d, 1e-3, rows, k, c, theta)) return theta;
+  if (DenseGate(m, d, 1e-3, rows, k, c, theta, bound)) return theta;
   for (int a = 1; a <= 64; ++a) {
     std::vector<double> raised(theta);
     for (size_t j = 0; j < rows.size(); ++j) {
       if (Risk(h, k[j], c[j], theta[j]) > 0) raised[j] += a / 64.0 * (1 - theta[j]);
     }
-    if (a == 64 || DenseGate(m, d, 0.5, rows, k, c, raised)) return raised;
+    if (a == 64 || DenseGate(m, d, 0.5, rows, k, c, raised, bound)) return raised;
   }
   return theta;
 }
@@ -1886,6 +1894,78 @@ TEST_F(ImplicitPosGuardWeight, RowInverseWeightIsTheDocumentedOne) {
     EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, i), expected, 1e-12)
         << "actuator " << i;
   }
+}
+
+// Catches: the gate's bound of a row on several branches other than the documented one,
+// n diag(m)^2 with n its nonzeros (doc/scope.md): n miscounted (started at 1, without dof 0,
+// counting the zeros, or one element past the row, where the next actuator's row starts), a
+// dof's diagonal left out, or the bound added to a row on one chain that ends at dof 0. A fixed
+// tendon over hinges a, b (one chain) and c (the other branch), coefficients 1, 0.5, -0.7
+// (n = 3), then a tendon over a alone (geared 1.5: its row is on dof 0 only, and the element
+// past the first row); no armature, so that the armature bound is infinite and the factorization
+// decides; the two servos undamped, each tuned from h w_n 0.5 to 3. Each weight is the documented
+// one, the gate's by a dense Cholesky with the row's bound, and the cases include ones where the
+// exact m m', the bound with n - 1 or n + 1, or the one-chain row counted twice would give other
+// weights.
+TEST_F(ImplicitPosGuardWeight, RowOnSeveralBranchesEntersTheGateByItsBound) {
+  ModelPtr m = LoadModelOrFail(Model(
+      "<tendon><fixed name=\"x\"><joint joint=\"a\" coef=\"1\"/><joint joint=\"b\" "
+      "coef=\"0.5\"/><joint joint=\"c\" coef=\"-0.7\"/></fixed>"
+      "<fixed name=\"t0\"><joint joint=\"a\" coef=\"1\"/></fixed></tendon>"
+      "<actuator><motor joint=\"c\"/><position tendon=\"x\" kp=\"1\"/>"
+      "<position tendon=\"t0\" kp=\"1\" gear=\"1.5\"/></actuator>"));
+  ASSERT_NE(m, nullptr);
+  ASSERT_EQ(mjd_actuatorBranches(m.get(), 1), 1);
+  ASSERT_EQ(mjd_actuatorBranches(m.get(), 2), 0);
+  ASSERT_EQ(m->jnt_dofadr[m->actuator_trnid[0]], 2);  // c: a and b are dofs 0 and 1
+  for (int i = 0; i < m->nv; ++i) m->dof_armature[i] = 0;
+  SetEnable(m.get(), mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, true);
+  DataPtr d(mj_makeData(m.get()));
+  const double h = m->opt.timestep;
+  const WeightTable tab = Table();
+  int exact = 0, fewer = 0, more = 0, chain = 0, raised = 0, passed = 0;
+  for (double hw_row : {0.5, 1.0, 1.5, 2.0, 3.0}) {
+    for (double hw_chain : {0.5, 1.0, 1.5, 2.0, 3.0}) {
+      for (int i : {1, 2}) {
+        double gear = m->actuator_gear[6 * i], hw = i == 1 ? hw_row : hw_chain;
+        double invweight = gear * gear * m->tendon_invweight0[m->actuator_trnid[2 * i]];
+        double kp = hw * hw / (h * h * invweight);
+        m->actuator_gainprm[mjNGAIN * i] = kp;
+        m->actuator_biasprm[mjNBIAS * i + 1] = -kp;
+        m->actuator_biasprm[mjNBIAS * i + 2] = 0;
+      }
+      HoldPose(m.get(), d.get());
+      Terms t = DocumentedTerms(m.get(), d.get());
+      ASSERT_EQ(t.k.size(), 2u);
+      ASSERT_EQ(t.actuator[0], 1);
+      ASSERT_EQ(t.actuator[1], 2);
+      int n = 0;
+      for (double x : t.rows[0]) n += x != 0;
+      ASSERT_EQ(n, 3);
+      ASSERT_EQ(t.rows[1][0], 1.5);
+      auto weights = [&](std::vector<int> bound) {
+        return DocumentedWeights(m.get(), d.get(), t.rows, t.k, t.c, t.invweight0, bound);
+      };
+      std::vector<double> theta = weights({n, 0});
+      std::string what = "h w_n " + std::to_string(hw_row) + ", " + std::to_string(hw_chain);
+      for (size_t j = 0; j < 2; ++j) {
+        EXPECT_NEAR(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, t.actuator[j]), theta[j],
+                    1e-12) << what << " term " << j;
+      }
+      exact += weights({}) != theta;
+      fewer += weights({n - 1, 0}) != theta;
+      more += weights({n + 1, 0}) != theta;
+      chain += weights({n, 2}) != theta;  // m m' + diag(m)^2 = 2 diag(m)^2 on one dof
+      (theta[0] > TableWeight(tab, h, t.k[0], t.c[0], t.invweight0[0]) ? raised : passed)++;
+    }
+  }
+  EXPECT_GT(exact, 0);
+  EXPECT_GT(fewer, 0);
+  EXPECT_GT(more, 0);
+  EXPECT_GT(chain, 0);
+  EXPECT_GT(raised, 0);
+  EXPECT_GT(passed, 0);
+  RecordProperty("cases_bound_decides", std::to_string(exact));
 }
 
 }  // namespace
