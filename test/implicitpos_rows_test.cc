@@ -709,5 +709,56 @@ TEST_F(ImplicitPosRows, ThreeRowsOnSeveralBranchesSolveAsTheDenseStep) {
   EXPECT_LE(RelDiff(ref.data(), d->qvel, nv), 1e-9);
 }
 
+// Catches: the dense solve of the update (solveDense) choosing a pivot by an element outside the
+// pivot's column (row r - 1, column n - k, which only n >= 3 reaches past k = 0), or swapping rows
+// wrongly past the first column (k/n for k*n: row 0 copied in). Four rows across branches in two
+// groups that share no dof: a soft pair (kp 1e2: a fixed and a spatial tendon on the two-hinge
+// arm and the other branch), then a stiff pair (kp 1e8 and 1e4, in either order: two fixed
+// tendons over the same two separate hinges). The update's 4 x 4 matrix is then block diagonal,
+// the stiff block's elements far larger than the soft block's second pivot, with zeros below
+// that pivot: a row chosen by the stiff block's element would give a zero pivot, a singular
+// update; with the softer of the stiff pair first, its pivot is taken from the last row (a swap at
+// k = 2). One step equals the dense solve, with no warning.
+TEST_F(ImplicitPosRows, FourRowsInTwoGroupsSolveAsTheDenseStep) {
+  for (bool stiff_first : {true, false}) {
+    std::string xml = TwoBranches();
+    xml.replace(xml.find("</worldbody>"), 12,
+                "<body pos=\"0 -1 0\"><joint name=\"x1\" axis=\"1 0 0\"/><geom size=\".1\"/>"
+                "</body><body pos=\"0 -2 0\"><joint name=\"x2\" axis=\"1 0 0\"/>"
+                "<geom size=\".1\"/></body></worldbody>");
+    xml += std::string(
+               "<tendon><fixed name=\"t\"><joint joint=\"j0\" coef=\"1\"/><joint joint=\"jc\" "
+               "coef=\"-0.7\"/></fixed><spatial name=\"u\"><site site=\"a2\"/>"
+               "<site site=\"welded\"/></spatial><fixed name=\"v\"><joint joint=\"x1\" "
+               "coef=\"1\"/><joint joint=\"x2\" coef=\"0.6\"/></fixed><fixed name=\"w\">"
+               "<joint joint=\"x1\" coef=\"1\"/><joint joint=\"x2\" coef=\"-0.5\"/></fixed>"
+               "</tendon><actuator><position tendon=\"t\" kp=\"1e2\"/>"
+               "<position tendon=\"u\" kp=\"1e2\"/><position tendon=\"v\" kp=\"") +
+           (stiff_first ? "1e8" : "1e4") + "\"/><position tendon=\"w\" kp=\"" +
+           (stiff_first ? "1e4" : "1e8") + "\"/></actuator></mujoco>";
+    ModelPtr m = LoadModelOrFail(xml);
+    ASSERT_NE(m, nullptr);
+    for (int i = 0; i < 4; ++i) ASSERT_EQ(mjd_actuatorBranches(m.get(), i), 1) << i;
+    m->opt.gravity[2] = 0;
+    m->opt.timestep = kH;
+    SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+    int nv = m->nv;
+    DataPtr d(mj_makeData(m.get()));
+    SetPosture(m.get(), d.get());
+    HoldPose(m.get(), d.get());
+    for (int i = 0; i < m->nu; ++i) d->ctrl[i] += 0.05 * (i + 1);
+    mj_forward(m.get(), d.get());
+    DataPtr before(mj_copyData(nullptr, m.get(), d.get()));
+    WarningCapture warnings;
+    mj_step(m.get(), d.get());
+    EXPECT_EQ(warnings.Count(), 0) << (warnings.Count() ? warnings.messages()[0] : "");
+    DenseStepParts p = DenseParts(m.get(), before.get(), d.get());
+    std::vector<double> k = DenseK(m.get(), before.get(), std::vector<double>(m->nu, 1.0), true);
+    std::vector<double> ref = BackwardEulerVelocity(nv, kH, p.mass, p.damping, k, k,
+                                                    p.force.data(), before->qvel);
+    EXPECT_LE(RelDiff(ref.data(), d->qvel, nv), 1e-9) << "stiff first " << stiff_first;
+  }
+}
+
 }  // namespace
 }  // namespace mjpos
