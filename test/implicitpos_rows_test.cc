@@ -760,5 +760,63 @@ TEST_F(ImplicitPosRows, FourRowsInTwoGroupsSolveAsTheDenseStep) {
   }
 }
 
+// Catches: the dense solve of the update (solveDense) going on past a pivot that is not finite
+// (its test dropped, reading another element, or returning success), where the documented outcome
+// is the warning and every term on several branches left out. Two rows across branches that
+// share no dof: a fixed tendon on the two-hinge arm and the other branch (kp 1e4), then one over
+// two separate hinges geared by 1e160 (kp 1, in scope; its length 0, so that its control is not
+// huge), whose element of the update, 1 + h^2 kp m'A^-1 m, overflows to infinity: the second
+// pivot is not finite. From rest (qvel 0) at the servos' targets their forces and shifts are zero,
+// so leaving the terms out makes the step that of the same model with both gains zero; gravity
+// moves the arm, so the first row's update, had it been applied, would show (the step with the
+// first row alone differs).
+TEST_F(ImplicitPosRows, UpdateWithAnInfinitePivotLeavesTheTermsOut) {
+  std::string xml = TwoBranches();
+  xml.replace(xml.find("</worldbody>"), 12,
+              "<body pos=\"0 -1 0\"><joint name=\"x1\" axis=\"1 0 0\"/><geom size=\".1\"/></body>"
+              "<body pos=\"0 -2 0\"><joint name=\"x2\" axis=\"1 0 0\"/><geom size=\".1\"/></body>"
+              "</worldbody>");
+  xml += "<tendon><fixed name=\"t\"><joint joint=\"j0\" coef=\"1\"/><joint joint=\"jc\" "
+         "coef=\"-0.7\"/></fixed><fixed name=\"v\"><joint joint=\"x1\" coef=\"1\"/>"
+         "<joint joint=\"x2\" coef=\"0.6\"/></fixed></tendon><actuator>"
+         "<position tendon=\"t\" kp=\"1e4\"/><position tendon=\"v\" kp=\"1\" gear=\"1e160\"/>"
+         "</actuator></mujoco>";
+  ModelPtr m = LoadModelOrFail(xml);
+  ASSERT_NE(m, nullptr);
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(mjd_actuatorBranches(m.get(), i), 1) << i;
+  m->opt.timestep = kH;
+  SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+  int nv = m->nv;
+  auto step = [&](const mjModel* model, int* scope, int* badqacc) {
+    DataPtr d(mj_makeData(model));
+    for (int j = 0; j < 3; ++j) d->qpos[j] = 0.1 + 0.1 * j;  // x1, x2 at 0: tendon v too
+    HoldPose(model, d.get());
+    *scope = mjd_actuatorPosScope(model, d.get(), 1, nullptr);
+    mj_step(model, d.get());
+    *badqacc = d->warning[mjWARN_BADQACC].number;
+    return std::vector<double>(d->qvel, d->qvel + nv);
+  };
+  WarningCapture warnings;
+  int scope, badqacc;
+  std::vector<double> engine = step(m.get(), &scope, &badqacc);
+  ASSERT_EQ(scope, mjPOSSCOPE_RESTORING);
+  EXPECT_EQ(warnings.Count("singular update"), 1);
+  EXPECT_EQ(warnings.Count(), 1);
+  EXPECT_EQ(badqacc, 0);
+  ModelPtr out(mj_copyModel(nullptr, m.get()));
+  for (int i = 0; i < 2; ++i) {
+    out->actuator_gainprm[mjNGAIN * i] = 0;
+    out->actuator_biasprm[mjNBIAS * i + 1] = 0;
+  }
+  std::vector<double> ref = step(out.get(), &scope, &badqacc);
+  EXPECT_LE(RelDiff(ref.data(), engine.data(), nv), 1e-12);
+
+  // the first row's update would show: the step with it alone (the second servo's gain zero)
+  out->actuator_gainprm[0] = m->actuator_gainprm[0];
+  out->actuator_biasprm[1] = m->actuator_biasprm[1];
+  std::vector<double> first = step(out.get(), &scope, &badqacc);
+  EXPECT_GT(RelDiff(ref.data(), first.data(), nv), 1e-6);
+}
+
 }  // namespace
 }  // namespace mjpos
