@@ -343,6 +343,7 @@ TEST_F(ImplicitPosStepForce, ForceLimitedServosHeldAtTheirRange) {
     std::string name;
     ModelPtr m;
     double range;  // actuator i: +-range (1 + (i % 3) / 10), each its own
+    int unlimited = -1;  // an actuator left without a range (always in K)
   };
   std::vector<Limited> models;
   std::string error;
@@ -356,16 +357,18 @@ TEST_F(ImplicitPosStepForce, ForceLimitedServosHeldAtTheirRange) {
                     20});
   // (its links 1000 times heavier, kp 1e4: the light hand's explicit force is never inside the
   // range when its applied force crosses it)
-  // and with a second tendon across the branches (the distal joints, opposed), so that a step
-  // holds one row across branches and keeps the other in the re-solve's update
+  // and with a second tendon across the branches (the distal joints, opposed), kp 1e3 (stock
+  // stable) and no range, so that a step holds the closing row and keeps the spreading one, in
+  // K, in the re-solve's update (limited too, it is clamped at the start whenever the other
+  // crosses: out of K)
   std::string hand = TwoFingerHandXml(1e4, 1, 0.005);
   hand.replace(hand.find("</fixed>"), 8,
                "</fixed><fixed name=\"spread\"><joint joint=\"left2\" coef=\"1\"/>"
                "<joint joint=\"right2\" coef=\"-1\"/></fixed>");
   hand.replace(hand.find("</actuator>"), 11,
-               "<general tendon=\"spread\" gainprm=\"1e4\" biastype=\"affine\" "
-               "biasprm=\"0 -1e4 -1\"/></actuator>");
-  models.push_back({"heavy two-finger hand", LoadModelOrFail(hand), 50});
+               "<general tendon=\"spread\" gainprm=\"1e3\" biastype=\"affine\" "
+               "biasprm=\"0 -1e3 -1\"/></actuator>");
+  models.push_back({"heavy two-finger hand", LoadModelOrFail(hand), 50, 1});
   if (mjModel* m = models.back().m.get()) {
     for (int b = 0; b < m->nbody; ++b) {
       m->body_mass[b] *= 1000;
@@ -383,7 +386,7 @@ TEST_F(ImplicitPosStepForce, ForceLimitedServosHeldAtTheirRange) {
     std::vector<double> range(m->nu);
     for (int i = 0; i < m->nu; ++i) {
       range[i] = l.range * (1 + (i % 3) / 10.0);
-      m->actuator_forcelimited[i] = 1;
+      m->actuator_forcelimited[i] = i != l.unlimited;
       m->actuator_forcerange[2 * i] = -range[i];
       m->actuator_forcerange[2 * i + 1] = range[i];
     }
@@ -402,6 +405,7 @@ TEST_F(ImplicitPosStepForce, ForceLimitedServosHeldAtTheirRange) {
         mj_copyData(start.get(), m, d.get());
         mj_step(m, d.get());
         for (int i = 0; i < m->nu; ++i) {
+          if (i == l.unlimited) continue;
           // with the flag, an actuator clamped at the start is out of K and left as stock's
           double f = d->actuator_force_step[i];
           bool inside = std::abs(start->actuator_force[i]) < range[i];
