@@ -148,7 +148,7 @@ std::string BallRopeXml(int n, double stiffness, double damping, double h,
 }
 
 std::string RowServoXml(const std::string& kind, double kp, double kv, double h,
-                        const std::string& integrator) {
+                        const std::string& integrator, int links) {
   std::string servo = "gainprm=\"" + Num(kp) + "\" biastype=\"affine\" biasprm=\"0 " +
                       Num(-kp) + " " + Num(-kv) + "\"";
   const char* gear[3] = {"1 0 0 0 0 0", "0 1 0 0 0 0", "0 0 1 0 0 0"};
@@ -182,7 +182,7 @@ std::string RowServoXml(const std::string& kind, double kp, double kv, double h,
                 "    <general tendon=\"s2\" " + servo + "/>\n";
   } else {
     std::string indent = "    ";
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < links; ++i) {
       xml << indent << "<body pos=\"" << (i ? "0.2" : "0") << " 0 0\"><joint name=\"b" << i
           << "\" type=\"ball\"/><geom/>\n";
       indent += "  ";
@@ -191,7 +191,7 @@ std::string RowServoXml(const std::string& kind, double kp, double kv, double h,
                      servo + "/>\n";
       }
     }
-    for (int i = 2; i >= 0; --i) {
+    for (int i = 0; i < links; ++i) {
       indent.resize(indent.size() - 2);
       xml << indent << "</body>\n";
     }

@@ -68,9 +68,10 @@ std::string BallRopeXml(int n, double stiffness, double damping, double h,
 //   transmission with a world refsite, gear x, y and z;
 // - "spatial": two hinges (y), a spatial tendon from a world site to each link's tip, a servo on
 //   each;
-// - "ball": a rope of three ball joints, each held by three servos, gear x, y and z.
+// - "ball": a rope of `links` ball joints (three by default), each held by three servos, gear x,
+//   y and z.
 std::string RowServoXml(const std::string& kind, double kp, double kv, double h,
-                        const std::string& integrator = "implicit");
+                        const std::string& integrator = "implicit", int links = 3);
 
 // Three hinge links (gravity on, contact off) with joint stiffness and damping, servos on j0
 // (gear 1) and j1 (gear 2), and a servo on a fixed tendon over j1 and j2 (coefficients 1 and

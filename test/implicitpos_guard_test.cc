@@ -1818,16 +1818,17 @@ TEST_F(ImplicitPosGuardWeight, TendonMomentCountsInTheArmatureBound) {
 // (jointinparent); a site with its refsite (site 0), through translational and rotational gears;
 // a geared spatial tendon. Each servo, the only one with a gain, is tuned to h w_n 3 at the
 // documented inverse inertia, above stock's cap, where its weight depends on it, away from qpos0
-// (where the averages were taken). A motor comes first, so that no servo is actuator 0. Since
-// patch 0018 a ball joint's servo above its cap has weight 1 whatever its inverse inertia: its
-// two rows check that.
+// (where the averages were taken). A motor comes first, so that no servo is actuator 0. A ball
+// joint's servo has weight 1 whatever its inverse inertia (patch 0018): its two rows check that,
+// and a site before "tip" makes the site servo's trnid[2] (tip) a hinge's joint id, so that a ball
+// servo's joint read from another actuator's trnid is seen.
 TEST_F(ImplicitPosGuardWeight, RowInverseWeightIsTheDocumentedOne) {
   ModelPtr m = LoadModelOrFail(
       "<mujoco><option timestep=\"0.005\"/><default><geom type=\"capsule\" size=\".03\" "
       "fromto=\"0 0 0 .25 0 0\"/></default><worldbody>"
       "<body><joint name=\"a\" axis=\"0 1 0\"/><geom/><site name=\"ref\" pos=\".1 0 .05\"/>"
       "<body pos=\".25 0 0\"><joint name=\"b\" type=\"ball\"/><geom/>"
-      "<site name=\"tip\" pos=\".25 0 0\"/>"
+      "<site name=\"mid\" pos=\".1 0 0\"/><site name=\"tip\" pos=\".25 0 0\"/>"
       "<body pos=\".25 0 0\"><joint name=\"c\" axis=\"0 0 1\"/><geom mass=\"3\"/></body>"
       "</body></body></worldbody>"
       "<tendon><spatial name=\"t\"><site site=\"ref\"/><site site=\"tip\"/></spatial></tendon>"
@@ -1889,7 +1890,7 @@ TEST_F(ImplicitPosGuardWeight, RowInverseWeightIsTheDocumentedOne) {
     double other = DocumentedWeights(m.get(), d.get(), row, {k}, {0}, {1.1 * invweight})[0];
     double average = DocumentedWeights(m.get(), d.get(), row, {k}, {0}, {averaged[i]})[0];
     if (i == 2 || i == 4) {
-      // a ball joint's servo above its cap: backward Euler, whatever its inverse inertia
+      // a ball joint's servo: backward Euler, whatever its inverse inertia
       EXPECT_EQ(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, i), 1) << "actuator " << i;
       continue;
     }

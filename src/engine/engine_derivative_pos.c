@@ -1021,7 +1021,7 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
   mjtNum* S = rtena + nu;
 
   // terms on one dof, and their risks
-  int risky = 0, rotations = 0;
+  int risky = 0;
   for (int dof=0; dof<nv; dof++) {
     wdof[dof] = 1;
     rdof[dof] = 0;
@@ -1029,11 +1029,9 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
       mjtNum c = mjMAX(cdof[dof], 0);
       mjtNum* entry = cache ? cache + 3*dof : NULL;
       // the spring of a ball or free joint's rotation: backward Euler (its stiffness away from
-      // rest, which the gate's model leaves out, made a rope of them diverge at stock-like
-      // weights where backward Euler did not)
-      if (isRotationDof(m, dof)) {
-        wdof[dof] = 1;
-      } else {
+      // rest, which the gate's model leaves out, made ropes of them diverge at lower weights
+      // where backward Euler did not)
+      if (!isRotationDof(m, dof)) {
         wdof[dof] = tableWeight(h, kdof[dof], c, m->dof_invweight0[dof], entry);
       }
       rdof[dof] = termRisk(h, kdof[dof], c, wdof[dof]);
@@ -1048,34 +1046,20 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
     rten[i] = 0;
     if (slope[i] < 0 && mjd_actuatorDof(m, i) < 0) {
       cten[i] = mjMAX(actuatorDamping(m, d, i, controls), 0);
-      wten[i] = tableWeight(h, -slope[i], cten[i], rowInvweight(m, d, i, S), NULL);
-      if (wten[i] > mjPOSW_MIN && rotationRow(m, i)) {
-        wten[i] = 1;  // a ball joint's servo above its cap: backward Euler
+      // a ball joint's servo: backward Euler, as its spring (ropes of them, released moving,
+      // diverged at the table's weights, and at any weight down to 1/2, where backward Euler
+      // did not)
+      if (!rotationRow(m, i)) {
+        wten[i] = tableWeight(h, -slope[i], cten[i], rowInvweight(m, d, i, S), NULL);
       }
       rten[i] = termRisk(h, -slope[i], cten[i], wten[i]);
       risky |= rten[i] > 0;
-      rotations |= rten[i] > 0 && rotationRow(m, i);
     }
   }
 
-  // the stability gate, where a term is at risk; with the margin of the raised weights where a
-  // ball joint's servo is, whose stiffness away from rest (its length is a rotation vector) the
-  // gate's model leaves out
-  if (!risky || posWeightsGate(m, d, rotations ? mjPOSW_RAISED : mjPOSW_GATE, rdof, rten, S)) {
+  // the stability gate, where a term is at risk
+  if (!risky || posWeightsGate(m, d, mjPOSW_GATE, rdof, rten, S)) {
     return;
-  }
-
-  // the servos of ball joints at risk: backward Euler; then the gate again, for the rest
-  if (rotations) {
-    for (int i=0; i<nu; i++) {
-      if (rten[i] > 0 && rotationRow(m, i)) {
-        wten[i] = 1;
-        rten[i] = termRisk(h, -slope[i], cten[i], 1);
-      }
-    }
-    if (posWeightsGate(m, d, mjPOSW_GATE, rdof, rten, S)) {
-      return;
-    }
   }
 
   // raise the terms at risk: theta + a (1 - theta) has risk r - 2 a h^2 k (1 - theta); the least
