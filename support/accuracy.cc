@@ -23,6 +23,7 @@
 #include <Eigen/Dense>
 #include <unsupported/Eigen/MatrixFunctions>
 #include <mujoco/mujoco.h>
+#include "support/models.h"
 #include "support/one_dof.h"
 
 namespace mjpos {
@@ -245,6 +246,15 @@ std::vector<double> Response(mjModel* m, const std::vector<TunedServo>& servos, 
   m->opt.enableflags = enable;
   mju_copy3(m->opt.gravity, gravity);
   return out;
+}
+
+bool ReleasedStable(mjModel* m, Scheme s, double release, double wn, double seconds) {
+  SetScheme(m, s);
+  mjData* d = mj_makeData(m);
+  for (int i = 0; i < m->nv; ++i) d->qvel[i] = (i % 2 ? -release : release) * wn;
+  bool stable = StepStable(m, d, static_cast<int>(std::ceil(seconds / m->opt.timestep)));
+  mj_deleteData(d);
+  return stable;
 }
 
 double ResponseError(const std::vector<double>& response, const std::vector<double>& reference) {

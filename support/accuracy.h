@@ -104,6 +104,11 @@ std::vector<double> Response(mjModel* m, const std::vector<TunedServo>& servos, 
                              Input c, Scheme s, double h, int steps, int hold = 1,
                              bool gravity_load = false);
 
+// Whether scheme s keeps m finite and free of bad-state warnings for `seconds` from qpos0,
+// released with velocities of +-release * wn alternating over the dofs (the ball-rope tests;
+// the caller silences MuJoCo's warnings). m's flags are left set for s.
+bool ReleasedStable(mjModel* m, Scheme s, double release, double wn, double seconds);
+
 // RMS over the records of response against the reference (the same length); infinity if either
 // is empty.
 double ResponseError(const std::vector<double>& response, const std::vector<double>& reference);
