@@ -1819,9 +1819,10 @@ TEST_F(ImplicitPosGuardWeight, TendonMomentCountsInTheArmatureBound) {
 // a geared spatial tendon. Each servo, the only one with a gain, is tuned to h w_n 3 at the
 // documented inverse inertia, above stock's cap, where its weight depends on it, away from qpos0
 // (where the averages were taken). A motor comes first, so that no servo is actuator 0. A ball
-// joint's servo has weight 1 whatever its inverse inertia (patch 0018): its two rows check that,
-// and a site before "tip" makes the site servo's trnid[2] (tip) a hinge's joint id, so that a ball
-// servo's joint read from another actuator's trnid is seen.
+// joint's servo has weight 1 whatever its inverse inertia (patch 0018): its two rows check that.
+// Ids chosen so that a ball servo is told by its own transmission: a site before "tip" makes the
+// site servo's trnid (tip, 2) a hinge's joint id, and a fixed tendon before "t" makes the tendon
+// servo's trnid (1) the ball joint's id.
 TEST_F(ImplicitPosGuardWeight, RowInverseWeightIsTheDocumentedOne) {
   ModelPtr m = LoadModelOrFail(
       "<mujoco><option timestep=\"0.005\"/><default><geom type=\"capsule\" size=\".03\" "
@@ -1831,7 +1832,8 @@ TEST_F(ImplicitPosGuardWeight, RowInverseWeightIsTheDocumentedOne) {
       "<site name=\"mid\" pos=\".1 0 0\"/><site name=\"tip\" pos=\".25 0 0\"/>"
       "<body pos=\".25 0 0\"><joint name=\"c\" axis=\"0 0 1\"/><geom mass=\"3\"/></body>"
       "</body></body></worldbody>"
-      "<tendon><spatial name=\"t\"><site site=\"ref\"/><site site=\"tip\"/></spatial></tendon>"
+      "<tendon><fixed name=\"t0\"><joint joint=\"a\" coef=\"1\"/></fixed>"
+      "<spatial name=\"t\"><site site=\"ref\"/><site site=\"tip\"/></spatial></tendon>"
       "<actuator><motor joint=\"a\"/>"
       "<general site=\"tip\" refsite=\"ref\" gear=\"1 0.5 0 0 0.3 0\" biastype=\"affine\"/>"
       "<general joint=\"b\" gear=\"1 0.5 2 0.7 0 0\" biastype=\"affine\"/>"

@@ -705,9 +705,10 @@ TEST_F(PosWeight, GateIsNotCached) {
   EXPECT_TRUE(SameWithoutCache(m.get(), d.get(), 50, true));
 }
 
-// Catches: the weighted pass writing outside its own arrays in mjData (e.g. a cache entry past
-// dof_posweightcache, into the arrays next to it): from the same state, a weighted step leaves
-// every array that the integrator does not write as the unweighted step leaves it.
+// Catches: the weighted pass writing outside its own arrays in mjData (e.g. a cache entry before
+// or past dof_posweightcache, into the arrays next to it): from the same state, a weighted step
+// leaves every array that the integrator does not write as the unweighted step leaves it,
+// cfrc_ext too, the last stock array, which lies just before the cache in mjData's buffer.
 TEST_F(PosWeight, WeightedStepWritesOnlyItsOwnArrays) {
   std::string error;
   ModelPtr m(LoadXmlString(GearTendonArmXml(300, 0.5, 0.005), &error));
@@ -725,6 +726,7 @@ TEST_F(PosWeight, WeightedStepWritesOnlyItsOwnArrays) {
     v.insert(v.end(), step->qfrc_actuator, step->qfrc_actuator + m->nv);
     v.insert(v.end(), step->qfrc_passive, step->qfrc_passive + m->nv);
     v.insert(v.end(), step->qLD, step->qLD + m->nM);
+    v.insert(v.end(), step->cfrc_ext, step->cfrc_ext + 6 * m->nbody);
     out.push_back(v);
   }
   EXPECT_EQ(out[0], out[1]);
