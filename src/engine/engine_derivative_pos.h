@@ -146,11 +146,13 @@ MJAPI int mjd_actuatorSlopes(const mjModel* m, const mjData* d, int i, mjtNum sl
 // of K. A term is a servo whose moment is a row on several dofs (a tendon, ball joint, site or
 // slider-crank), or everything on one dof alone: the servos on its hinge or slide and its spring,
 // with the joint's damping (a servo on one dof has its dof's weight). theta is read from a table
-// at the term's natural frequency and damping ratio with the model's inverse weights at qpos0
-// (dof_invweight0, tendon_invweight0, body_invweight0; call mj_setConst after changing masses), then
-// raised where the weighted step fails its stability gate at the current configuration (needs
-// mj_forward: qM, actuator_moment). Whether the flag is set does not matter: this is the weight
-// it would apply.
+// at the term's natural frequency and damping ratio with the inverse inertia of its row (a dof's
+// dof_invweight0, a tendon's tendon_invweight0 through its gear; call mj_setConst after changing
+// masses; any other row's m' M^-1 m at the current configuration), then raised where the weighted
+// step fails its stability gate at the current configuration (needs mj_forward: qM,
+// actuator_moment). A ball joint's servo has theta 1 (backward Euler), as has the spring of a ball
+// or free joint's rotation. Whether the flag is set does not matter: this is the weight it would
+// apply.
 MJAPI mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id);
 
 // The table of mjd_posWeight, for tests: *nzeta rows at zeta[j], *ns columns at s = i * *ds,
