@@ -679,42 +679,58 @@ TEST_F(ImplicitPosRows, ReusedFactorizationTakesTheTermOnSeveralBranches) {
   EXPECT_LE(RelDiff(engine, fd), 1e-5);
 }
 
-// Catches: the dense solve of the update (solveDense) taking a pivot from the wrong row. Three
-// rows across branches: a stiff fixed tendon (kp 1e8) and a soft spatial tendon (kp 1e2) that
-// share dofs, and a fixed tendon on a second, separate pair of branches. The update's 3 x 3
-// matrix then has a large element above a small second pivot and zeros below it: only the
-// elements of the pivot's own column may choose its row. One step equals the dense solve.
-TEST_F(ImplicitPosRows, ThreeRowsOnSeveralBranchesSolveAsTheDenseStep) {
+// TwoBranches with two more hinges, x1 and x2, each on its own body of the world (a second pair
+// of branches), the model left open for its tendons and actuators
+std::string TwoBranchesAndTwoHinges() {
   std::string xml = TwoBranches();
   xml.replace(xml.find("</worldbody>"), 12,
               "<body pos=\"0 -1 0\"><joint name=\"x1\" axis=\"1 0 0\"/><geom size=\".1\"/></body>"
               "<body pos=\"0 -2 0\"><joint name=\"x2\" axis=\"1 0 0\"/><geom size=\".1\"/></body>"
               "</worldbody>");
-  xml += "<tendon><fixed name=\"t\"><joint joint=\"j0\" coef=\"1\"/><joint joint=\"jc\" "
-         "coef=\"-0.7\"/></fixed><spatial name=\"u\"><site site=\"a2\"/><site site=\"welded\"/>"
-         "</spatial><fixed name=\"v\"><joint joint=\"x1\" coef=\"1\"/><joint joint=\"x2\" "
-         "coef=\"0.6\"/></fixed></tendon><actuator><position tendon=\"t\" kp=\"1e8\"/>"
-         "<position tendon=\"u\" kp=\"1e2\"/><position tendon=\"v\" kp=\"1e4\"/></actuator>"
-         "</mujoco>";
+  return xml;
+}
+
+// One step of the flag (gravity off, h kH) on the model xml, whose nu actuators each have a moment
+// on several branches, from the posture of SetPosture with every target moved by 0.05 (i + 1):
+// the relative difference of its velocity to the dense backward-Euler step's, with no warning.
+double StepAgainstDense(const std::string& xml, int nu) {
   ModelPtr m = LoadModelOrFail(xml);
-  ASSERT_NE(m, nullptr);
-  for (int i = 0; i < 3; ++i) ASSERT_EQ(mjd_actuatorBranches(m.get(), i), 1) << i;
+  if (!m) return INFINITY;
+  EXPECT_EQ(m->nu, nu);
+  for (int i = 0; i < m->nu; ++i) EXPECT_EQ(mjd_actuatorBranches(m.get(), i), 1) << i;
   m->opt.gravity[2] = 0;
   m->opt.timestep = kH;
   SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
-  int nv = m->nv;
   DataPtr d(mj_makeData(m.get()));
   SetPosture(m.get(), d.get());
   HoldPose(m.get(), d.get());
   for (int i = 0; i < m->nu; ++i) d->ctrl[i] += 0.05 * (i + 1);
   mj_forward(m.get(), d.get());
   DataPtr before(mj_copyData(nullptr, m.get(), d.get()));
+  WarningCapture warnings;
   mj_step(m.get(), d.get());
+  EXPECT_EQ(warnings.Count(), 0) << (warnings.Count() ? warnings.messages()[0] : "");
   DenseStepParts p = DenseParts(m.get(), before.get(), d.get());
   std::vector<double> k = DenseK(m.get(), before.get(), std::vector<double>(m->nu, 1.0), true);
-  std::vector<double> ref = BackwardEulerVelocity(nv, kH, p.mass, p.damping, k, k,
+  std::vector<double> ref = BackwardEulerVelocity(m->nv, kH, p.mass, p.damping, k, k,
                                                   p.force.data(), before->qvel);
-  EXPECT_LE(RelDiff(ref.data(), d->qvel, nv), 1e-9);
+  return RelDiff(ref.data(), d->qvel, m->nv);
+}
+
+// Catches: the dense solve of the update (solveDense) taking a pivot from the wrong row. Three
+// rows across branches: a stiff fixed tendon (kp 1e8) and a soft spatial tendon (kp 1e2) that
+// share dofs, and a fixed tendon on a second, separate pair of branches. The update's 3 x 3
+// matrix then has a large element above a small second pivot and zeros below it: only the
+// elements of the pivot's own column may choose its row. One step equals the dense solve.
+TEST_F(ImplicitPosRows, ThreeRowsOnSeveralBranchesSolveAsTheDenseStep) {
+  std::string xml = TwoBranchesAndTwoHinges();
+  xml += "<tendon><fixed name=\"t\"><joint joint=\"j0\" coef=\"1\"/><joint joint=\"jc\" "
+         "coef=\"-0.7\"/></fixed><spatial name=\"u\"><site site=\"a2\"/><site site=\"welded\"/>"
+         "</spatial><fixed name=\"v\"><joint joint=\"x1\" coef=\"1\"/><joint joint=\"x2\" "
+         "coef=\"0.6\"/></fixed></tendon><actuator><position tendon=\"t\" kp=\"1e8\"/>"
+         "<position tendon=\"u\" kp=\"1e2\"/><position tendon=\"v\" kp=\"1e4\"/></actuator>"
+         "</mujoco>";
+  EXPECT_LE(StepAgainstDense(xml, 3), 1e-9);
 }
 
 // Catches: the dense solve of the update (solveDense) choosing a pivot by an element outside the
@@ -729,12 +745,7 @@ TEST_F(ImplicitPosRows, ThreeRowsOnSeveralBranchesSolveAsTheDenseStep) {
 // k = 2). One step equals the dense solve, with no warning.
 TEST_F(ImplicitPosRows, FourRowsInTwoGroupsSolveAsTheDenseStep) {
   for (bool stiff_first : {true, false}) {
-    std::string xml = TwoBranches();
-    xml.replace(xml.find("</worldbody>"), 12,
-                "<body pos=\"0 -1 0\"><joint name=\"x1\" axis=\"1 0 0\"/><geom size=\".1\"/>"
-                "</body><body pos=\"0 -2 0\"><joint name=\"x2\" axis=\"1 0 0\"/>"
-                "<geom size=\".1\"/></body></worldbody>");
-    xml += std::string(
+    std::string xml = TwoBranchesAndTwoHinges() + std::string(
                "<tendon><fixed name=\"t\"><joint joint=\"j0\" coef=\"1\"/><joint joint=\"jc\" "
                "coef=\"-0.7\"/></fixed><spatial name=\"u\"><site site=\"a2\"/>"
                "<site site=\"welded\"/></spatial><fixed name=\"v\"><joint joint=\"x1\" "
@@ -744,27 +755,7 @@ TEST_F(ImplicitPosRows, FourRowsInTwoGroupsSolveAsTheDenseStep) {
                "<position tendon=\"u\" kp=\"1e2\"/><position tendon=\"v\" kp=\"") +
            (stiff_first ? "1e8" : "1e4") + "\"/><position tendon=\"w\" kp=\"" +
            (stiff_first ? "1e4" : "1e8") + "\"/></actuator></mujoco>";
-    ModelPtr m = LoadModelOrFail(xml);
-    ASSERT_NE(m, nullptr);
-    for (int i = 0; i < 4; ++i) ASSERT_EQ(mjd_actuatorBranches(m.get(), i), 1) << i;
-    m->opt.gravity[2] = 0;
-    m->opt.timestep = kH;
-    SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
-    int nv = m->nv;
-    DataPtr d(mj_makeData(m.get()));
-    SetPosture(m.get(), d.get());
-    HoldPose(m.get(), d.get());
-    for (int i = 0; i < m->nu; ++i) d->ctrl[i] += 0.05 * (i + 1);
-    mj_forward(m.get(), d.get());
-    DataPtr before(mj_copyData(nullptr, m.get(), d.get()));
-    WarningCapture warnings;
-    mj_step(m.get(), d.get());
-    EXPECT_EQ(warnings.Count(), 0) << (warnings.Count() ? warnings.messages()[0] : "");
-    DenseStepParts p = DenseParts(m.get(), before.get(), d.get());
-    std::vector<double> k = DenseK(m.get(), before.get(), std::vector<double>(m->nu, 1.0), true);
-    std::vector<double> ref = BackwardEulerVelocity(nv, kH, p.mass, p.damping, k, k,
-                                                    p.force.data(), before->qvel);
-    EXPECT_LE(RelDiff(ref.data(), d->qvel, nv), 1e-9) << "stiff first " << stiff_first;
+    EXPECT_LE(StepAgainstDense(xml, 4), 1e-9) << "stiff first " << stiff_first;
   }
 }
 
@@ -779,11 +770,7 @@ TEST_F(ImplicitPosRows, FourRowsInTwoGroupsSolveAsTheDenseStep) {
 // moves the arm, so the first row's update, had it been applied, would show (the step with the
 // first row alone differs).
 TEST_F(ImplicitPosRows, UpdateWithAnInfinitePivotLeavesTheTermsOut) {
-  std::string xml = TwoBranches();
-  xml.replace(xml.find("</worldbody>"), 12,
-              "<body pos=\"0 -1 0\"><joint name=\"x1\" axis=\"1 0 0\"/><geom size=\".1\"/></body>"
-              "<body pos=\"0 -2 0\"><joint name=\"x2\" axis=\"1 0 0\"/><geom size=\".1\"/></body>"
-              "</worldbody>");
+  std::string xml = TwoBranchesAndTwoHinges();
   xml += "<tendon><fixed name=\"t\"><joint joint=\"j0\" coef=\"1\"/><joint joint=\"jc\" "
          "coef=\"-0.7\"/></fixed><fixed name=\"v\"><joint joint=\"x1\" coef=\"1\"/>"
          "<joint joint=\"x2\" coef=\"0.6\"/></fixed></tendon><actuator>"
