@@ -791,8 +791,8 @@ static mjtNum armatureBound(const mjModel* m, const mjtNum* moment, int leaf) {
 // inverse inertia of the moment row m of actuator i: a tendon's at qpos0 through its gear (a
 // model constant, as a dof's dof_invweight0), else m' M^-1 m at the current configuration from
 // the factorization of M (qLD): MuJoCo keeps a ball joint's and a body's only as averages over
-// their axes (dof_invweight0, body_invweight0), off by a factor of four on a thin link; x: nv of
-// scratch
+// their axes (dof_invweight0, body_invweight0), off by a factor of four on a thin link (a ball
+// joint's servo no longer asks since patch 0018: its weight is 1); x: nv of scratch
 static mjtNum rowInvweight(const mjModel* m, mjData* d, int i, mjtNum* x) {
   if (m->actuator_trntype[i]==mjTRN_TENDON) {
     mjtNum gear = m->actuator_gear[6*i];
