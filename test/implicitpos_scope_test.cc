@@ -236,6 +236,61 @@ TEST_F(ImplicitPosTendonScope, FoundAgainByResetData) {
   m->tendon_num[t] = num;
 }
 
+// Catches: an actuator's dof and transmission scope, model structure kept in mjData
+// (actuator_posdof, actuator_postrn), not found again by mj_resetData after the model's actuator
+// is moved: from hinge a (as compiled) to hinge b (its term of K on b's dof, none on a's), to the free joint
+// (no length: out of K), back to b; and mj_resetData writing either array one past its end (each
+// is replaced by a copy one element longer whose last element must survive).
+TEST_F(ImplicitPosTendonScope, ActuatorStructureFoundAgainByResetData) {
+  ModelPtr m = LoadModelOrFail(
+      "<mujoco><option integrator=\"implicit\"/><worldbody>"
+      "<body><joint name=\"a\" axis=\"0 1 0\"/><geom size=\".1\"/>"
+      "<body pos=\"0 0 -.3\"><joint name=\"b\" axis=\"0 1 0\"/><geom size=\".1\"/></body></body>"
+      "<body pos=\"1 0 0\"><freejoint name=\"f\"/><geom size=\".1\"/></body></worldbody>"
+      "<actuator><position joint=\"a\" kp=\"100\" gear=\"2\"/></actuator></mujoco>");
+  ASSERT_NE(m, nullptr);
+  DataPtr d(mj_makeData(m.get()));
+  int a = mj_name2id(m.get(), mjOBJ_JOINT, "a"), b = mj_name2id(m.get(), mjOBJ_JOINT, "b");
+  int f = mj_name2id(m.get(), mjOBJ_JOINT, "f"), nv = m->nv, nu = m->nu;
+  ASSERT_EQ(nu, 1);
+  const int sentinel = -12345;
+  std::vector<int> posdof(nu + 1, sentinel), postrn(nu + 1, sentinel);
+  int *own_dof = d->actuator_posdof, *own_trn = d->actuator_postrn;
+  m->opt.enableflags |= mjENBL_IMPLICITPOS;
+
+  const struct {
+    int joint;
+    int scope;
+  } edits[] = {{a, mjPOSSCOPE_RESTORING},
+               {b, mjPOSSCOPE_RESTORING},
+               {f, mjPOSSCOPE_TRANSMISSION},
+               {b, mjPOSSCOPE_RESTORING}};
+  for (const auto& edit : edits) {
+    m->actuator_trnid[0] = edit.joint;
+    d->actuator_posdof = posdof.data();
+    d->actuator_postrn = postrn.data();
+    mj_resetData(m.get(), d.get());
+    d->actuator_posdof = own_dof;
+    d->actuator_postrn = own_trn;
+    EXPECT_EQ(posdof[nu], sentinel) << "joint " << edit.joint;
+    EXPECT_EQ(postrn[nu], sentinel) << "joint " << edit.joint;
+    std::copy(posdof.begin(), posdof.begin() + nu, own_dof);
+    std::copy(postrn.begin(), postrn.begin() + nu, own_trn);
+    mj_forward(m.get(), d.get());
+    EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), edit.scope)
+        << "joint " << edit.joint;
+
+    // K times unit velocities: kp gear^2 on the actuator's dof alone
+    std::vector<mjtNum> vec(nv, 0);
+    std::fill(d->qvel, d->qvel + nv, 1.0);
+    mjd_implicitPos(m.get(), d.get(), nullptr, 0, vec.data(), 1);
+    for (int dof = 0; dof < nv; ++dof) {
+      bool in_k = edit.scope == mjPOSSCOPE_RESTORING && dof == m->jnt_dofadr[edit.joint];
+      EXPECT_EQ(vec[dof], in_k ? 400 : 0) << "joint " << edit.joint << ", dof " << dof;
+    }
+  }
+}
+
 // Catches: a tendon's scope decided by the order of its joints. Joints on two branches listed
 // before a ball joint, or before a joint listed again, are TRANSMISSION as in any other order;
 // the two joints on two branches alone are in K.

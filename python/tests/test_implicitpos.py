@@ -14,6 +14,7 @@
 """mjENBL_IMPLICITPOS through MuJoCo's Python bindings."""
 
 import os
+import pickle
 
 from implicitpos_models import INERTIA
 from implicitpos_models import one_hinge_xml
@@ -153,3 +154,33 @@ def test_step_force_is_readable_and_is_the_applied_force():
   np.testing.assert_allclose(data.qfrc_actuator_step[0], applied, rtol=1e-10)
   np.testing.assert_allclose(data.qfrc_smooth_step[0], applied, rtol=1e-10)
   assert 600 < data.actuator_force_step[0] < 650
+
+
+def test_pickled_data_keeps_the_scope_and_steps_alike():
+  # Unpickling builds mjData from the model's sizes alone, without its arrays, then reads every
+  # array of mjData: the scope of each tendon and each actuator's dof and transmission, which
+  # mj_resetData finds from the model's arrays, come from the pickle, and the copy steps as the
+  # original.
+  model = mujoco.MjModel.from_xml_string("""
+<mujoco>
+  <option integrator="implicit" timestep="0.005"><flag implicitpos="enable"/></option>
+  <worldbody>
+    <body><joint name="a" axis="0 1 0"/><geom size=".1" pos="0 0 -.2"/>
+      <body pos="0 0 -.4"><joint name="b" axis="0 1 0"/><geom size=".1" pos="0 0 -.2"/></body>
+    </body>
+  </worldbody>
+  <tendon><fixed name="t"><joint joint="a" coef="1"/><joint joint="b" coef="0.5"/></fixed></tendon>
+  <actuator><position tendon="t" kp="2e4"/><position joint="b" kp="1e4"/></actuator>
+</mujoco>""")
+  data = mujoco.MjData(model)
+  data.ctrl[:] = [0.3, -0.2]
+  mujoco.mj_step(model, data)
+  copy = pickle.loads(pickle.dumps(data))
+  np.testing.assert_array_equal(copy.ten_posscope, data.ten_posscope)
+  np.testing.assert_array_equal(copy.actuator_posdof, [-1, 1])
+  np.testing.assert_array_equal(copy.actuator_postrn, data.actuator_postrn)
+  for _ in range(20):
+    mujoco.mj_step(model, data)
+    mujoco.mj_step(model, copy)
+  np.testing.assert_array_equal(copy.qpos, data.qpos)
+  np.testing.assert_array_equal(copy.actuator_force_step, data.actuator_force_step)

@@ -144,6 +144,10 @@ static int tendonScope(const mjModel* m, int t) {
 
 
 void mj_setTendonPosScope(const mjModel* m, mjData* d) {
+  // a model of sizes only (the Python bindings' unpickling, which then reads every mjData array)
+  if (!m->tendon_adr || !m->wrap_type || !m->jnt_type) {
+    return;
+  }
   for (int t=0; t<m->ntendon; t++) {
     d->ten_posscope[t] = tendonScope(m, t);
   }
@@ -283,7 +287,7 @@ static void mulChainTerm(const mjModel* m, mjtNum* res, const mjtNum* moment, in
 void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,
                          mjtNum scl, mjtNum k) {
   const mjtNum* moment = d->actuator_moment + i*m->nv;
-  int leaf = mjd_actuatorDof(m, i);
+  int leaf = d->actuator_posdof[i];
 
   // one dof: one diagonal element
   if (leaf >= 0) {
@@ -507,6 +511,43 @@ static inline mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int
 
 
 
+// scope of the transmission of actuator i: restoring if it has a length whose gradient is its
+// moment (the tendon's scope is model structure, found first); a free joint, a site without refsite
+// and a body have no length (mj_transmission sets it to 0)
+static int transmissionScope(const mjModel* m, const mjData* d, int i) {
+  int id = m->actuator_trnid[2*i];
+  switch (m->actuator_trntype[i]) {
+  case mjTRN_JOINT:
+  case mjTRN_JOINTINPARENT:
+    return m->jnt_type[id]==mjJNT_FREE ? mjPOSSCOPE_TRANSMISSION : mjPOSSCOPE_RESTORING;
+
+  case mjTRN_TENDON:
+    return d->ten_posscope[id];
+
+  case mjTRN_SITE:
+  case mjTRN_SLIDERCRANK:
+    return m->actuator_trnid[2*i+1] < 0 ? mjPOSSCOPE_TRANSMISSION : mjPOSSCOPE_RESTORING;
+
+  default:
+    return mjPOSSCOPE_TRANSMISSION;
+  }
+}
+
+
+
+void mj_setActuatorPosScope(const mjModel* m, mjData* d) {
+  // a model of sizes only, as for the tendons
+  if (!m->actuator_trntype || !m->actuator_trnid || !m->jnt_type) {
+    return;
+  }
+  for (int i=0; i<m->nu; i++) {
+    d->actuator_posdof[i] = mjd_actuatorDof(m, i);
+    d->actuator_postrn[i] = transmissionScope(m, d, i);
+  }
+}
+
+
+
 // scope of actuator i under mjENBL_IMPLICITPOS, given its slope s and closed (actuatorSlope)
 static inline int actuatorScope(const mjModel* m, const mjData* d, int i, int closed, mjtNum s) {
   // disabled actuation
@@ -514,33 +555,9 @@ static inline int actuatorScope(const mjModel* m, const mjData* d, int i, int cl
     return mjPOSSCOPE_DISABLED;
   }
 
-  // transmission: one with a length (the tendon's scope is model structure, found once by
-  // mj_resetData); a free joint, a site without refsite and a body have no length (mj_transmission
-  // sets it to 0)
-  int id = m->actuator_trnid[2*i];
-  switch (m->actuator_trntype[i]) {
-  case mjTRN_JOINT:
-  case mjTRN_JOINTINPARENT:
-    if (m->jnt_type[id]==mjJNT_FREE) {
-      return mjPOSSCOPE_TRANSMISSION;
-    }
-    break;
-
-  case mjTRN_TENDON:
-    if (d->ten_posscope[id]!=mjPOSSCOPE_RESTORING) {
-      return d->ten_posscope[id];
-    }
-    break;
-
-  case mjTRN_SITE:
-  case mjTRN_SLIDERCRANK:
-    if (m->actuator_trnid[2*i+1] < 0) {
-      return mjPOSSCOPE_TRANSMISSION;
-    }
-    break;
-
-  default:
-    return mjPOSSCOPE_TRANSMISSION;
+  // transmission: model structure, found once by mj_resetData
+  if (d->actuator_postrn[i]!=mjPOSSCOPE_RESTORING) {
+    return d->actuator_postrn[i];
   }
 
   // user gain or bias
@@ -557,11 +574,13 @@ static inline int actuatorScope(const mjModel* m, const mjData* d, int i, int cl
   }
 
   // sign of the slope: restoring only, finite only, and no stiffer than the factorization of
-  // M + h^2 K can resolve (h^2 |slope| <= mjMAXVAL; a 1e300 gain left it singular)
+  // M + h^2 K can resolve (h^2 |slope| <= mjMAXVAL, false for an infinite or nan slope; a 1e300
+  // gain left it singular)
+  mjtNum h = m->opt.timestep;
   if (s==0) {
     return mjPOSSCOPE_ZERO;
   }
-  if (!(s < 0) || !isfinite(s) || -s * m->opt.timestep * m->opt.timestep > mjMAXVAL) {
+  if (!(s < 0) || !(-s * h * h <= mjMAXVAL)) {
     return mjPOSSCOPE_NONRESTORING;
   }
   return mjPOSSCOPE_RESTORING;
@@ -863,7 +882,7 @@ static int dofTerms(const mjModel* m, const mjData* d, ctrlState* controls, mjtN
       slope[i] = 0;
       continue;
     }
-    int dof = mjd_actuatorDof(m, i);
+    int dof = d->actuator_posdof[i];
     if (dof < 0) {
       nrow++;
       continue;
@@ -1044,7 +1063,7 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
   for (int i=0; i<nu; i++) {
     wten[i] = 1;
     rten[i] = 0;
-    if (slope[i] < 0 && mjd_actuatorDof(m, i) < 0) {
+    if (slope[i] < 0 && d->actuator_posdof[i] < 0) {
       cten[i] = mjMAX(actuatorDamping(m, d, i, controls), 0);
       // a ball joint's servo: backward Euler, as its spring (ropes of them, released moving,
       // diverged at the table's weights, and at any weight down to 1/2, where backward Euler
@@ -1112,7 +1131,7 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
 
   // the term's weight: a moment row's own, or its dof's
   if (objtype==mjOBJ_ACTUATOR && id>=0 && id<nu && slope[id] < 0) {
-    int dof = mjd_actuatorDof(m, id);
+    int dof = d->actuator_posdof[id];
     weight = dof < 0 ? wten[id] : kdof[2*nv + dof];
   } else if (objtype==mjOBJ_JOINT && id>=0 && id<m->njnt && isScalar(m, id)) {
     weight = kdof[2*nv + m->jnt_dofadr[id]];
@@ -1137,11 +1156,11 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
 static int mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
                             const mjtNum* wten, ctrlState* controls, mjtNum* matD, mjtNum sclK,
                             mjtNum* vec, mjtNum sclKv, mjtNum* kact, int swapvel) {
-  int nv = m->nv, nbranch = 0;
+  int nv = m->nv, nu = m->nu, nbranch = 0;
   const mjtNum* qvel = d->qvel;
 
   // K += -slope * moment' * moment
-  for (int i=0; i<m->nu; i++) {
+  for (int i=0; i<nu; i++) {
     // restoring slope and scope, the slope tested first (motors have none)
     mjtNum slope;
     if (slopes) {
@@ -1155,7 +1174,7 @@ static int mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
     const mjtNum* moment = d->actuator_moment + i*nv;
 
     // one dof: one diagonal element
-    int dof = mjd_actuatorDof(m, i);
+    int dof = d->actuator_posdof[i];
     if (dof >= 0) {
       if (wten) {
         continue;
@@ -1265,10 +1284,10 @@ static void mjd_dof_pos(const mjModel* m, const mjData* d, const mjtNum* kdof,
 
 // the stiffness of the terms of mjd_dof_pos, each with its dof's weight wdof: kact of the joint
 // servos (-slope), kspring of the springs
-static void mjd_dof_terms(const mjModel* m, const mjtNum* slope, const mjtNum* wdof,
-                          mjtNum* kact, mjtNum* kspring) {
+static void mjd_dof_terms(const mjModel* m, const mjData* d, const mjtNum* slope,
+                          const mjtNum* wdof, mjtNum* kact, mjtNum* kspring) {
   for (int i=0; i<m->nu && kact; i++) {
-    int dof = mjd_actuatorDof(m, i);
+    int dof = d->actuator_posdof[i];
     if (slope[i] < 0 && dof >= 0) {
       kact[i] = -slope[i] * wdof[dof];
     }
@@ -1341,7 +1360,7 @@ static int implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sc
   int ntendon = dofTerms(m, d, &controls, slope, kdof);
   posWeights(m, d, kdof, slope, &controls, d->dof_posweightcache, kdof + 2*nv, wten, scratch);
   mjd_dof_pos(m, d, kdof, kdof + 2*nv, matD, sclK, vec, sclKv);
-  mjd_dof_terms(m, slope, kdof + 2*nv, kact, kspring);
+  mjd_dof_terms(m, d, slope, kdof + 2*nv, kact, kspring);
   if (ntendon) {
     nbranch = mjd_actuator_pos(m, d, slope, wten, &controls, matD, sclK, vec, sclKv, kact,
                                swapvel);

@@ -79,8 +79,8 @@ MJAPI int mjd_actuatorBranches(const mjModel* m, int i);
 void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,
                          mjtNum scl, mjtNum k);
 
-// the dof of actuator i when its moment is on one hinge or slide dof, -1 otherwise (inline: the
-// step tests it for every actuator)
+// the dof of actuator i when its moment is on one hinge or slide dof, -1 otherwise (the step
+// reads it from d->actuator_posdof, set by mj_resetData)
 static inline int mjd_actuatorDof(const mjModel* m, int i) {
   int trn = m->actuator_trntype[i], id = m->actuator_trnid[2*i];
   if ((trn==mjTRN_JOINT || trn==mjTRN_JOINTINPARENT) &&
@@ -125,8 +125,14 @@ MJAPI int mjd_jointPosScope(const mjModel* m, int j);
 MJAPI const char* mjd_posScopeReason(int scope);
 
 // Scope of each tendon as a transmission under mjENBL_IMPLICITPOS (mjtPosScope), kept in
-// d->ten_posscope. It depends on the model's structure only and is set by mj_resetData.
+// d->ten_posscope. It depends on the model's structure only and is set by mj_resetData; a model
+// of sizes only, without its arrays, leaves it as it is.
 void mj_setTendonPosScope(const mjModel* m, mjData* d);
+
+// Each actuator's dof (mjd_actuatorDof) and the scope of its transmission (mjtPosScope), kept in
+// d->actuator_posdof and d->actuator_postrn. They depend on the model's structure only and are set
+// by mj_resetData, after the tendons' scope; a model of sizes only leaves them as they are.
+void mj_setActuatorPosScope(const mjModel* m, mjData* d);
 
 // Input that multiplies the gain of actuator i in mj_fwdActuation: its activation, or its ctrl
 // clamped to ctrlrange (unless clampctrl is disabled), 0 if any control is bad after clamping.

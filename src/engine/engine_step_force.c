@@ -54,11 +54,29 @@ static int crosses(const mjModel* m, const mjData* d, const mjtNum* kact, int i)
 
 
 
+// moment times vec: on its one dof, or the dense row
+static inline mjtNum momentDot(const mjtNum* moment, int dof, const mjtNum* vec, int nv) {
+  return dof >= 0 ? moment[dof] * vec[dof] : mju_dot(moment, vec, nv);
+}
+
+
+
+// add scl*moment to vec: on its one dof, or the dense row
+static inline void addMoment(mjtNum* vec, const mjtNum* moment, int dof, mjtNum scl, int nv) {
+  if (dof >= 0) {
+    vec[dof] += moment[dof] * scl;
+  } else {
+    mju_addToScl(vec, moment, scl, nv);
+  }
+}
+
+
+
 // the step's forces, implicit: linearised in velocity and, for the terms of K, in position
 int mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
                          const mjtNum* kact, const mjtNum* kspring, const int* isheld,
                          const mjtNum* held) {
-  int nv = m->nv, nu = m->nu, actuation = !mjDISABLED(mjDSBL_ACTUATION);
+  int nv = m->nv, nu = m->nu;
   mjtNum h = m->opt.timestep;
   const mjtNum *qvel = d->qvel, *velocity = d->actuator_velocity;
   mjtNum *fstep = d->actuator_force_step, *qstep = d->qfrc_actuator_step;
@@ -88,12 +106,30 @@ int mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
     }
   }
 
-  // actuators: velocity slope over the change of velocity, stiffness in K over h*v+
+  // actuators: velocity slope over the change of velocity (qDeriv has it in the smooth forces)
   mju_copy(fstep, d->actuator_force, nu);
   mju_copy(qstep, d->qfrc_actuator, nv);
+  if (mjDISABLED(mjDSBL_ACTUATION)) {
+    return 0;
+  }
+  if (!kact) {
+    for (int i=0; i<nu; i++) {
+      mjtNum dfdv = mjd_actuatorVel(m, d, i);
+      if (dfdv) {
+        const mjtNum* moment = d->actuator_moment + i*nv;
+        int dof = d->actuator_posdof[i];
+        mjtNum df = dfdv * (h * momentDot(moment, dof, qacc, nv));
+        fstep[i] += df;
+        addMoment(qstep, moment, dof, df, nv);
+      }
+    }
+    return 0;
+  }
+
+  // with K: the stiffness over h*v+ too, or the force held at its bound
   for (int i=0; i<nu; i++) {
-    mjtNum dfdv = actuation ? mjd_actuatorVel(m, d, i) : 0;
-    mjtNum k = kact ? kact[i] : 0;
+    mjtNum dfdv = mjd_actuatorVel(m, d, i);
+    mjtNum k = kact[i];
     const mjtNum* moment = d->actuator_moment + i*nv;
 
     // held at its bound (mj_stepForceLimit): its force, without its velocity term in qDeriv
@@ -109,26 +145,22 @@ int mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
       continue;
     }
 
-    // moment times h*qacc: one dof, or the dense row; moment times v+ from actuator_velocity
-    int dof = mjd_actuatorDof(m, i);
-    mjtNum mdv = h * (dof >= 0 ? moment[dof] * qacc[dof] : mju_dot(moment, qacc, nv));
-    mjtNum dfk = k ? -k * h * (velocity[i] + mdv) : 0;
-    mjtNum df = dfdv*mdv + dfk;
+    // moment times h*qacc; moment times v+ from actuator_velocity
+    int dof = d->actuator_posdof[i];
+    mjtNum mdv = h * momentDot(moment, dof, qacc, nv);
+    mjtNum df = dfdv*mdv;
+
+    // a term of K: its stiffness over h*v+, also in the smooth forces
+    if (k) {
+      mjtNum dfk = -k * h * (velocity[i] + mdv);
+      df += dfk;
+      addMoment(sstep, moment, dof, dfk, nv);
+    }
     fstep[i] += df;
     if (k > 0 && crosses(m, d, kact, i)) {
       cross = 1;
     }
-
-    // joint space; the position term also in the smooth forces (qDeriv has the velocity term)
-    if (dof >= 0) {
-      qstep[dof] += moment[dof] * df;
-      sstep[dof] += moment[dof] * dfk;
-    } else {
-      mju_addToScl(qstep, moment, df, nv);
-      if (dfk) {
-        mju_addToScl(sstep, moment, dfk, nv);
-      }
-    }
+    addMoment(qstep, moment, dof, df, nv);
   }
   return cross;
 }
