@@ -26,6 +26,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <mujoco/mjxmacro.h>
 #include <mujoco/mujoco.h>
 #include "engine/engine_derivative_pos.h"
 #include "test/fixture.h"
@@ -289,6 +290,35 @@ TEST_F(ImplicitPosTendonScope, ActuatorStructureFoundAgainByResetData) {
       EXPECT_EQ(vec[dof], in_k ? 400 : 0) << "joint " << edit.joint << ", dof " << dof;
     }
   }
+}
+
+// Catches: mj_resetData reading the absent arrays of a model of sizes only, as the Python
+// bindings' unpickling makes one (its sizes, then mj_makeData, then every mjData array read from
+// the pickle), in the passes that find the tendons' scope and the actuators' dof and transmission
+// scope: stock's own reset tests each model array it reads. The model has a tendon servo and a
+// joint servo, so that both passes have work; each leaves its arrays as the reset cleared them.
+TEST_F(ImplicitPosTendonScope, ResetOfAModelOfSizesOnly) {
+  ModelPtr m = LoadModelOrFail(
+      "<mujoco><worldbody><body><joint name=\"a\" axis=\"0 1 0\"/><geom size=\".1\"/>"
+      "<body pos=\"0 0 -.3\"><joint name=\"b\" axis=\"0 1 0\"/><geom size=\".1\"/></body></body>"
+      "</worldbody><tendon><fixed name=\"t\"><joint joint=\"a\" coef=\"1\"/>"
+      "<joint joint=\"b\" coef=\"1\"/></fixed></tendon><actuator><position tendon=\"t\"/>"
+      "<position joint=\"b\"/></actuator></mujoco>");
+  ASSERT_NE(m, nullptr);
+  mjModel sizes;
+  std::memset(&sizes, 0, sizeof(sizes));
+#define X(var) sizes.var = m->var;
+  MJMODEL_INTS
+#undef X
+  ASSERT_EQ(sizes.ntendon, 1);
+  ASSERT_EQ(sizes.nu, 2);
+  DataPtr d(mj_makeData(&sizes));
+  ASSERT_NE(d, nullptr);
+  for (int i = 0; i < sizes.nu; ++i) {
+    EXPECT_EQ(d->actuator_posdof[i], 0) << i;  // the buffer as the reset cleared it
+    EXPECT_EQ(d->actuator_postrn[i], 0) << i;
+  }
+  EXPECT_EQ(d->ten_posscope[0], 0);
 }
 
 // Catches: a tendon's scope decided by the order of its joints. Joints on two branches listed
