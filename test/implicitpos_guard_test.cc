@@ -229,7 +229,8 @@ TEST_F(ImplicitPosGuardInput, ControlCheckedAfterClamping) {
   }
 }
 
-// Poisons the arrays that mjd_implicitPos reads per actuator, per control and per joint: each is
+// Poisons the arrays that mjd_implicitPos reads per actuator (the model's, and the dof and
+// transmission scope that mj_resetData found), per control and per joint: each is
 // replaced by a copy one element longer, the extra element describing a stiff servo on dof 0
 // (actuator nu), a bad control (ctrl[nu]) and a stiff hinge spring on dof 0 (joint njnt), so that
 // a loop running one past the end changes K. The destructor puts the model's and data's own
@@ -252,6 +253,8 @@ class PoisonPastTheEnd {
     Extend(&d->actuator_moment, &moment_, nu, nv, 0.0);
     moment_[nu * nv] = 1;
     Extend(&d->actuator_force, &force_, nu, 1, 0.0);
+    Extend(&d->actuator_posdof, &posdof_, nu, 1, 0);
+    Extend(&d->actuator_postrn, &postrn_, nu, 1, mjPOSSCOPE_RESTORING);
     Extend(&d->ctrl, &ctrl_, nu, 1, kNaN);
     Extend(&m->jnt_type, &jnt_type_, nj, 1, mjJNT_HINGE);
     Extend(&m->jnt_dofadr, &jnt_dofadr_, nj, 1, 0);
@@ -272,6 +275,7 @@ class PoisonPastTheEnd {
   }
 
   std::vector<int> trntype_, dyntype_, gaintype_, biastype_, trnid_, jnt_type_, jnt_dofadr_;
+  std::vector<int> posdof_, postrn_;
   std::vector<mjtByte> ctrllimited_, forcelimited_;
   std::vector<mjtNum> gainprm_, biasprm_, moment_, force_, ctrl_, jnt_stiffness_;
   std::vector<std::function<void()>> restore_;

@@ -144,8 +144,9 @@ static int tendonScope(const mjModel* m, int t) {
 
 
 void mj_setTendonPosScope(const mjModel* m, mjData* d) {
-  // a model of sizes only (the Python bindings' unpickling, which then reads every mjData array)
-  if (!m->tendon_adr || !m->wrap_type || !m->jnt_type) {
+  // a model of sizes only, without any array (the Python bindings' unpickling, which then reads
+  // every mjData array), as mj_resetData tests qpos0
+  if (!m->tendon_adr) {
     return;
   }
   for (int t=0; t<m->ntendon; t++) {
@@ -537,7 +538,7 @@ static int transmissionScope(const mjModel* m, const mjData* d, int i) {
 
 void mj_setActuatorPosScope(const mjModel* m, mjData* d) {
   // a model of sizes only, as for the tendons
-  if (!m->actuator_trntype || !m->actuator_trnid || !m->jnt_type) {
+  if (!m->actuator_trntype) {
     return;
   }
   for (int i=0; i<m->nu; i++) {
