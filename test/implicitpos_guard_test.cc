@@ -26,6 +26,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -308,6 +309,24 @@ TEST_F(ImplicitPosGuardInput, ReadsNothingPastTheEnd) {
     }
     EXPECT_EQ(k_poisoned, k) << "flags " << flags;
     EXPECT_EQ(kv_poisoned, kv) << "flags " << flags;
+
+    // the implicit step, whose pass over the terms also reports each one's stiffness (kact,
+    // kspring) for the force it applied
+    int integrator = m->opt.integrator;
+    m->opt.integrator = mjINT_IMPLICIT;
+    m->opt.enableflags = flags | mjENBL_IMPLICITPOS;
+    std::vector<std::vector<mjtNum>> applied;
+    for (bool poisoned : {false, true}) {
+      DataPtr step(mj_copyData(nullptr, m.get(), d.get()));
+      {
+        std::unique_ptr<PoisonPastTheEnd> poison;
+        if (poisoned) poison = std::make_unique<PoisonPastTheEnd>(m.get(), step.get());
+        mj_step(m.get(), step.get());
+        applied.emplace_back(step->qfrc_smooth_step, step->qfrc_smooth_step + m->nv);
+      }
+    }
+    EXPECT_EQ(applied[1], applied[0]) << "step, flags " << flags;
+    m->opt.integrator = integrator;
   }
   m->opt.enableflags = 0;
   ExpectKMatchesFiniteDifference(m.get(), d.get(), "unpoisoned");
