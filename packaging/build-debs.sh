@@ -168,9 +168,20 @@ for s in "${skipped[@]}"; do echo "build-debs: left out $s"; done
 #    or changes) join Debian's symbols file at the new version (with `~`, so that the package
 #    itself satisfies it), so that dpkg-gensymbols checks the library's exports exactly: a lost
 #    stock symbol still fails the build, and programs using a new one depend on this version.
-newsyms=$(for p in "${added[@]}"; do
-  sed -n 's/^+MJAPI [^(]*[ *]\([A-Za-z_][A-Za-z0-9_]*\)(.*/\1/p' "$root/patches/$p"
-done | sort -u)
+#    A function a later patch stops exporting (its MJAPI line removed, not re-added in that
+#    patch) leaves the list again.
+declare -A exported=()
+for p in "${added[@]}"; do
+  plus=$(sed -n 's/^+MJAPI [^(]*[ *]\([A-Za-z_][A-Za-z0-9_]*\)(.*/\1/p' "$root/patches/$p")
+  minus=$(sed -n 's/^-MJAPI [^(]*[ *]\([A-Za-z_][A-Za-z0-9_]*\)(.*/\1/p' "$root/patches/$p")
+  for s in $minus; do
+    grep -qx "$s" <<<"$plus" || unset "exported[$s]"
+  done
+  for s in $plus; do
+    exported[$s]=1
+  done
+done
+newsyms=$(printf '%s\n' "${!exported[@]}" | grep -v '^$' | sort -u)
 for f in debian/libmujoco2.2.2.symbols*; do
   [ -f "$f" ] || continue
   for s in $newsyms; do
