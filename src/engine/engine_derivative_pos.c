@@ -489,21 +489,21 @@ static inline void termSlopes(const mjModel* m, const mjData* d, int i, int bias
 
 
 
-// d actuator_force / d actuator_length of actuator i at its current input, length and velocity:
-// the slopes of an affine gain and bias, and of a muscle's curves (the exact derivative of the
-// force in its length); *closed is 0 and the slope 0 for a user gain or bias; controls: see
-// actuatorInput
-static inline mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i, int* closed,
-                                   ctrlState* controls) {
-  int gaintype = m->actuator_gaintype[i], biastype = m->actuator_biastype[i];
-  *closed = gaintype!=mjGAIN_USER && biastype!=mjBIAS_USER;
-  if (!*closed) {
-    return 0;
-  }
+// 1 if the force of actuator i has a closed form: neither its gain nor its bias is a user term
+static inline int closedForm(const mjModel* m, int i) {
+  return m->actuator_gaintype[i]!=mjGAIN_USER && m->actuator_biastype[i]!=mjBIAS_USER;
+}
 
+
+
+// d actuator_force / d actuator_length of actuator i at its current input, length and velocity,
+// for a force of closed form (closedForm): the slopes of an affine gain and bias, and of a
+// muscle's curves (the exact derivative of the force in its length); controls: see actuatorInput
+static inline mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i,
+                                   ctrlState* controls) {
   // slope of force = gain * input + bias
   mjtNum s, g;
-  termSlopes(m, d, i, biastype, gaintype, &s, &g);
+  termSlopes(m, d, i, m->actuator_biastype[i], m->actuator_gaintype[i], &s, &g);
   if (g!=0) {
     s += g * actuatorInput(m, d, i, controls);
   }
@@ -541,29 +541,30 @@ void mj_setActuatorPosScope(const mjModel* m, mjData* d) {
   if (!m->actuator_trntype) {
     return;
   }
+
+  // the transmission's scope, then a user gain or bias
   for (int i=0; i<m->nu; i++) {
+    int scope = transmissionScope(m, d, i);
+    if (scope==mjPOSSCOPE_RESTORING && !closedForm(m, i)) {
+      scope = mjPOSSCOPE_GAINBIAS;
+    }
     d->actuator_posdof[i] = mjd_actuatorDof(m, i);
-    d->actuator_postrn[i] = transmissionScope(m, d, i);
+    d->actuator_postrn[i] = scope;
   }
 }
 
 
 
-// scope of actuator i under mjENBL_IMPLICITPOS, given its slope s and closed (actuatorSlope)
-static inline int actuatorScope(const mjModel* m, const mjData* d, int i, int closed, mjtNum s) {
+// scope of actuator i under mjENBL_IMPLICITPOS, given its slope s (actuatorSlope)
+static inline int actuatorScope(const mjModel* m, const mjData* d, int i, mjtNum s) {
   // disabled actuation
   if (mjDISABLED(mjDSBL_ACTUATION)) {
     return mjPOSSCOPE_DISABLED;
   }
 
-  // transmission: model structure, found once by mj_resetData
+  // transmission, then a user gain or bias: model structure, found once by mj_resetData
   if (d->actuator_postrn[i]!=mjPOSSCOPE_RESTORING) {
     return d->actuator_postrn[i];
-  }
-
-  // user gain or bias
-  if (!closed) {
-    return mjPOSSCOPE_GAINBIAS;
   }
 
   // force on its clamp: zero derivative
@@ -591,24 +592,22 @@ static inline int actuatorScope(const mjModel* m, const mjData* d, int i, int cl
 
 // 1 if actuator i contributes to K, with its slope: the slope is tested first (a motor or an
 // inactive muscle short of its optimal length has none, a negative gain is not restoring), the
-// transmission and clamp only then
+// structure (transmission, user gain or bias) and clamp only then
 static int actuatorRestoring(const mjModel* m, const mjData* d, int i, mjtNum* slope,
                              ctrlState* controls) {
-  int closed;
-  *slope = actuatorSlope(m, d, i, &closed, controls);
-  return *slope < 0 && actuatorScope(m, d, i, closed, *slope)==mjPOSSCOPE_RESTORING;
+  *slope = actuatorSlope(m, d, i, controls);
+  return *slope < 0 && actuatorScope(m, d, i, *slope)==mjPOSSCOPE_RESTORING;
 }
 
 
 
 int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope) {
-  int closed;
   ctrlState controls = CTRL_UNCHECKED;
-  mjtNum s = actuatorSlope(m, d, i, &closed, &controls);
+  mjtNum s = closedForm(m, i) ? actuatorSlope(m, d, i, &controls) : 0;
   if (slope) {
     *slope = s;
   }
-  return actuatorScope(m, d, i, closed, s);
+  return actuatorScope(m, d, i, s);
 }
 
 
@@ -856,9 +855,9 @@ static mjtNum actuatorDamping(const mjModel* m, const mjData* d, int i, ctrlStat
 
 
 int mjd_actuatorSlopes(const mjModel* m, const mjData* d, int i, mjtNum slope[2]) {
-  int closed;
+  int closed = closedForm(m, i);
   ctrlState controls = CTRL_UNCHECKED;
-  slope[0] = actuatorSlope(m, d, i, &closed, &controls);
+  slope[0] = closed ? actuatorSlope(m, d, i, &controls) : 0;
   slope[1] = closed ? -actuatorDamping(m, d, i, &controls) : 0;
   return closed;
 }
@@ -1146,83 +1145,95 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
 
 //------------------------------ position derivatives ----------------------------------------------
 
+// add sclK*k*P to matD (D sparsity) and sclKv*k*P*qvel to vec for P = m'*m, the moment row m of
+// actuator i (on one chain or several branches, not one dof) and its stiffness k; returns 1 for a
+// row on several branches, left out of matD (the solve adds it: mj_implicitPosCross); swapvel: its
+// velocity term's part on the pattern of M is also taken out of matD (the step's matrix
+// M - h qDeriv), since the solve applies the whole velocity term with it
+static int actuatorRowTerm(const mjModel* m, const mjData* d, int i, mjtNum k, mjtNum* matD,
+                           mjtNum sclK, mjtNum* vec, mjtNum sclKv, int swapvel) {
+  const mjtNum *moment = d->actuator_moment + i*m->nv, *qvel = d->qvel;
+  int leaf = rowLeaf(m, i);
+
+  // its velocity, then the shift on its dofs
+  if (vec) {
+    mjtNum mv = 0;
+    for (int a=rowFirst(m, leaf); a>=0; a=rowNext(m, leaf, a)) {
+      mv += moment[a] * qvel[a];
+    }
+    for (int a=rowFirst(m, leaf); a>=0; a=rowNext(m, leaf, a)) {
+      vec[a] += sclKv * ((k * moment[a]) * mv);
+    }
+  }
+
+  // the dense block on one chain's dofs, within the D pattern; on several branches, outside
+  // it: applied in the solve with the row's whole velocity term (mj_implicitPosCross), whose
+  // part on the pattern (from qDeriv: M - h qDeriv holds -h dfdv P) is taken out of matD
+  if (leaf < 0) {
+    if (matD && swapvel) {
+      addChainTerm(m, d, matD, moment, -1, m->opt.timestep, mjd_actuatorVel(m, d, i));
+    }
+    return 1;
+  }
+  if (matD) {
+    addChainTerm(m, d, matD, moment, leaf, sclK, k);
+  }
+  return 0;
+}
+
+
+
 // add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec for K = -d qfrc_actuator / dq;
-// slopes: dofTerms, NULL to find each here; wten (mjENBL_POSWEIGHT, NULL for none): the weight
-// of each servo with a moment row (posWeights), with which the servos on one dof are left to
-// mjd_dof_pos, which weighs them together with their dof's spring; kact (NULL for none): the
-// stiffness of each term added, -slope times its weight; returns the number of terms whose moment
-// is on several branches, left out of matD (the solve adds them: mj_implicitPosCross); swapvel:
-// their velocity term's part on the pattern of M is also taken out of matD (the step's matrix
-// M - h qDeriv), since the solve applies the whole velocity term with them
+// slopes and wten (mjENBL_POSWEIGHT, NULL for none): the restoring slope of each actuator
+// (dofTerms) and the weight of each servo with a moment row (posWeights), with which the servos
+// on one dof are left to mjd_dof_pos, which weighs them together with their dof's spring; kact
+// (NULL for none): the stiffness of each term added, -slope times its weight; returns the number
+// of terms whose moment is on several branches (actuatorRowTerm, as swapvel)
 static int mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
                             const mjtNum* wten, ctrlState* controls, mjtNum* matD, mjtNum sclK,
                             mjtNum* vec, mjtNum sclKv, mjtNum* kact, int swapvel) {
-  int nv = m->nv, nu = m->nu, nbranch = 0;
+  int nv = m->nv, nbranch = 0;
+
+  // weighted: the moment rows, each with its weight
+  if (wten) {
+    for (int i=0; i<m->nu; i++) {
+      if (slopes[i] < 0 && d->actuator_posdof[i] < 0) {
+        mjtNum k = -(slopes[i] * wten[i]);
+        if (kact) {
+          kact[i] = k;
+        }
+        nbranch += actuatorRowTerm(m, d, i, k, matD, sclK, vec, sclKv, swapvel);
+      }
+    }
+    return nbranch;
+  }
+
+  // unweighted: K += -slope * moment' * moment for each actuator in scope, the slope tested
+  // first (motors have none)
   const mjtNum* qvel = d->qvel;
-
-  // K += -slope * moment' * moment
-  for (int i=0; i<nu; i++) {
-    // restoring slope and scope, the slope tested first (motors have none)
+  for (int i=0; i<m->nu; i++) {
     mjtNum slope;
-    if (slopes) {
-      slope = slopes[i];
-      if (!(slope < 0)) {
-        continue;
-      }
-    } else if (!actuatorRestoring(m, d, i, &slope, controls)) {
+    if (!actuatorRestoring(m, d, i, &slope, controls)) {
       continue;
     }
-    const mjtNum* moment = d->actuator_moment + i*nv;
-
-    // one dof: one diagonal element
-    int dof = d->actuator_posdof[i];
-    if (dof >= 0) {
-      if (wten) {
-        continue;
-      }
-      if (kact) {
-        kact[i] = -slope;
-      }
-      mjtNum km = -slope * moment[dof];
-      if (matD) {
-        addDiagD(m, d, matD, dof, sclK * (km * moment[dof]));
-      }
-      if (vec) {
-        vec[dof] += sclKv * (km * (moment[dof] * qvel[dof]));
-      }
-      continue;
-    }
-
-    // accuracy weight: scales the term in the matrix and the shift alike
-    if (wten) {
-      slope *= wten[i];
-    }
+    mjtNum k = -slope;
     if (kact) {
-      kact[i] = -slope;
+      kact[i] = k;
     }
 
-    // a moment row, on one chain or several branches: its velocity, then the shift on its dofs
-    int leaf = rowLeaf(m, i);
+    // a moment row, or one dof: one diagonal element
+    int dof = d->actuator_posdof[i];
+    if (dof < 0) {
+      nbranch += actuatorRowTerm(m, d, i, k, matD, sclK, vec, sclKv, swapvel);
+      continue;
+    }
+    mjtNum gear = d->actuator_moment[i*nv + dof];
+    mjtNum km = k * gear;
+    if (matD) {
+      addDiagD(m, d, matD, dof, sclK * (km * gear));
+    }
     if (vec) {
-      mjtNum mv = 0;
-      for (int a=rowFirst(m, leaf); a>=0; a=rowNext(m, leaf, a)) {
-        mv += moment[a] * qvel[a];
-      }
-      for (int a=rowFirst(m, leaf); a>=0; a=rowNext(m, leaf, a)) {
-        vec[a] += sclKv * ((-slope * moment[a]) * mv);
-      }
-    }
-
-    // the dense block on one chain's dofs, within the D pattern; on several branches, outside
-    // it: applied in the solve with the row's whole velocity term (mj_implicitPosCross), whose
-    // part on the pattern (from qDeriv: M - h qDeriv holds -h dfdv P) is taken out of matD
-    if (leaf < 0) {
-      nbranch++;
-      if (matD && swapvel) {
-        addChainTerm(m, d, matD, moment, -1, m->opt.timestep, mjd_actuatorVel(m, d, i));
-      }
-    } else if (matD) {
-      addChainTerm(m, d, matD, moment, leaf, sclK, -slope);
+      vec[dof] += sclKv * (km * (gear * qvel[dof]));
     }
   }
   return nbranch;

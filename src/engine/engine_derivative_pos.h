@@ -129,9 +129,10 @@ MJAPI const char* mjd_posScopeReason(int scope);
 // of sizes only, without its arrays, leaves it as it is.
 void mj_setTendonPosScope(const mjModel* m, mjData* d);
 
-// Each actuator's dof (mjd_actuatorDof) and the scope of its transmission (mjtPosScope), kept in
-// d->actuator_posdof and d->actuator_postrn. They depend on the model's structure only and are set
-// by mj_resetData, after the tendons' scope; a model of sizes only leaves them as they are.
+// Each actuator's dof (mjd_actuatorDof) and the scope of its structure (mjtPosScope: its
+// transmission's, then mjPOSSCOPE_GAINBIAS for a user gain or bias), kept in d->actuator_posdof
+// and d->actuator_postrn. They depend on the model's structure only and are set by mj_resetData,
+// after the tendons' scope; a model of sizes only leaves them as they are.
 void mj_setActuatorPosScope(const mjModel* m, mjData* d);
 
 // Input that multiplies the gain of actuator i in mj_fwdActuation: its activation, or its ctrl
