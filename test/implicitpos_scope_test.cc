@@ -237,11 +237,14 @@ TEST_F(ImplicitPosTendonScope, FoundAgainByResetData) {
   m->tendon_num[t] = num;
 }
 
-// Catches: an actuator's dof and transmission scope, model structure kept in mjData
+// Catches: an actuator's dof and structure scope, model structure kept in mjData
 // (actuator_posdof, actuator_postrn), not found again by mj_resetData after the model's actuator
-// is moved: from hinge a (as compiled) to hinge b (its term of K on b's dof, none on a's), to the free joint
-// (no length: out of K), back to b; and mj_resetData writing either array one past its end (each
-// is replaced by a copy one element longer whose last element must survive).
+// is moved: from hinge a (as compiled) to hinge b (its term of K on b's dof, none on a's), to the
+// free joint (no length: out of K), back to b; or after its gain or bias type is made a user
+// term (GAINBIAS, out of K: the affine bias's slope would put kp gear^2 in K, and a fixed gain's
+// zero slope would report ZERO), on the free joint the transmission's code first; and
+// mj_resetData writing either array one past its end (each is replaced by a copy one element
+// longer whose last element must survive).
 TEST_F(ImplicitPosTendonScope, ActuatorStructureFoundAgainByResetData) {
   ModelPtr m = LoadModelOrFail(
       "<mujoco><option integrator=\"implicit\"/><worldbody>"
@@ -259,15 +262,23 @@ TEST_F(ImplicitPosTendonScope, ActuatorStructureFoundAgainByResetData) {
   int *own_dof = d->actuator_posdof, *own_trn = d->actuator_postrn;
   m->opt.enableflags |= mjENBL_IMPLICITPOS;
 
+  const int fixed = mjGAIN_FIXED, user = mjGAIN_USER, affine = mjBIAS_AFFINE;
   const struct {
     int joint;
+    int gaintype;
+    int biastype;
     int scope;
-  } edits[] = {{a, mjPOSSCOPE_RESTORING},
-               {b, mjPOSSCOPE_RESTORING},
-               {f, mjPOSSCOPE_TRANSMISSION},
-               {b, mjPOSSCOPE_RESTORING}};
+  } edits[] = {{a, fixed, affine, mjPOSSCOPE_RESTORING},
+               {b, fixed, affine, mjPOSSCOPE_RESTORING},
+               {f, fixed, affine, mjPOSSCOPE_TRANSMISSION},
+               {b, user, affine, mjPOSSCOPE_GAINBIAS},
+               {b, fixed, mjBIAS_USER, mjPOSSCOPE_GAINBIAS},
+               {f, user, affine, mjPOSSCOPE_TRANSMISSION},
+               {b, fixed, affine, mjPOSSCOPE_RESTORING}};
   for (const auto& edit : edits) {
     m->actuator_trnid[0] = edit.joint;
+    m->actuator_gaintype[0] = edit.gaintype;
+    m->actuator_biastype[0] = edit.biastype;
     d->actuator_posdof = posdof.data();
     d->actuator_postrn = postrn.data();
     mj_resetData(m.get(), d.get());
