@@ -498,7 +498,9 @@ static inline int closedForm(const mjModel* m, int i) {
 
 // d actuator_force / d actuator_length of actuator i at its current input, length and velocity,
 // for a force of closed form (closedForm): the slopes of an affine gain and bias, and of a
-// muscle's curves (the exact derivative of the force in its length); controls: see actuatorInput
+// muscle's curves (the exact derivative of the force in its length); for a user gain or bias, the
+// slope of its other term only, which actuatorScope rejects (GAINBIAS); controls: see
+// actuatorInput
 static inline mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i,
                                    ctrlState* controls) {
   // slope of force = gain * input + bias
@@ -1184,11 +1186,11 @@ static int actuatorRowTerm(const mjModel* m, const mjData* d, int i, mjtNum k, m
 
 
 // add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec for K = -d qfrc_actuator / dq;
-// slopes and wten (mjENBL_POSWEIGHT, NULL for none): the restoring slope of each actuator
-// (dofTerms) and the weight of each servo with a moment row (posWeights), with which the servos
-// on one dof are left to mjd_dof_pos, which weighs them together with their dof's spring; kact
-// (NULL for none): the stiffness of each term added, -slope times its weight; returns the number
-// of terms whose moment is on several branches (actuatorRowTerm, as swapvel)
+// slopes and wten (mjENBL_POSWEIGHT; both given, or both NULL): the restoring slope of each
+// actuator (dofTerms) and the weight of each servo with a moment row (posWeights), with which the
+// servos on one dof are left to mjd_dof_pos, which weighs them together with their dof's spring;
+// kact (NULL for none): the stiffness of each term added, -slope times its weight; returns the
+// number of terms whose moment is on several branches; swapvel: see actuatorRowTerm
 static int mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
                             const mjtNum* wten, ctrlState* controls, mjtNum* matD, mjtNum sclK,
                             mjtNum* vec, mjtNum sclKv, mjtNum* kact, int swapvel) {

@@ -114,7 +114,8 @@ mjtNum mjd_muscleBiasLength(mjtNum len, const mjtNum lengthrange[2], mjtNum acc0
 
 // Scope of actuator i under mjENBL_IMPLICITPOS (mjtPosScope). If slope is not NULL, it receives
 // d actuator_force / d actuator_length (mjd_actuatorSlopes) for every gain and bias type but user,
-// and 0 for those. Requires mj_fwdActuation (d->actuator_force).
+// and 0 for those. Requires mj_fwdActuation (d->actuator_force), and mj_resetData after a change
+// of the actuator's transmission, gain type or bias type (mj_setActuatorPosScope).
 MJAPI int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope);
 
 // Scope of the spring of joint j under mjENBL_IMPLICITPOS (mjtPosScope).
