@@ -813,5 +813,88 @@ TEST_F(ImplicitPosRows, UpdateWithAnInfinitePivotLeavesTheTermsOut) {
   EXPECT_GT(RelDiff(ref.data(), first.data(), nv), 1e-6);
 }
 
+// the affine bias of actuator id, as mj_fwdActuation computes it, for mjcb_act_bias
+mjtNum AffineBias(const mjModel* m, const mjData* d, int id) {
+  const mjtNum* prm = m->actuator_biasprm + mjNBIAS * id;
+  return prm[0] + prm[1] * d->actuator_length[id] + prm[2] * d->actuator_velocity[id];
+}
+
+// Catches: a singular update of the terms on several branches that leaves them out of the matrix
+// but not their shift -h K qvel out of the right side, in the step or in the hold of forcerange
+// (mj_stepForceLimit). Two position servos (kp 3e14) on two identical fixed tendons across two
+// branches of tiny inertia: h^2 kp m'A^-1 m is beyond 1/eps, and the update's second pivot rounds
+// to zero. A third, force-limited servo on one hinge crosses its range in the step: at kp 1e-3 the
+// step's update is singular and the hold solves without the terms; at kp 1 the step's update is
+// regular and the hold's is singular. Each step must warn once and be the step with the two
+// servos out of K: the same model with their affine bias computed by mjcb_act_bias, a user bias
+// (GAINBIAS) of the same value, bit for bit (qpos, qvel and the applied forces).
+TEST_F(ImplicitPosRows, SingularUpdateLeavesTheTermsOutOfTheStep) {
+  for (const char* third : {"", "1e-3", "1"}) {
+    std::string xml =
+        "<mujoco><option integrator=\"implicit\" timestep=\"0.005\">"
+        "<flag implicitpos=\"enable\"/></option><worldbody>"
+        "<body><joint name=\"a\" axis=\"0 1 0\" armature=\"1e-6\"/>"
+        "<geom size=\".01\" mass=\"1e-6\"/></body>"
+        "<body pos=\"1 0 0\"><joint name=\"b\" axis=\"0 1 0\" armature=\"1e-6\"/>"
+        "<geom size=\".01\" mass=\"1e-6\"/></body></worldbody>"
+        "<tendon><fixed name=\"t1\"><joint joint=\"a\" coef=\"1\"/>"
+        "<joint joint=\"b\" coef=\"1\"/></fixed><fixed name=\"t2\"><joint joint=\"a\" "
+        "coef=\"1\"/><joint joint=\"b\" coef=\"1\"/></fixed></tendon><actuator>"
+        "<position tendon=\"t1\" kp=\"3e14\"/><position tendon=\"t2\" kp=\"3e14\"/>";
+    if (*third) {
+      xml += std::string("<position joint=\"a\" kp=\"") + third +
+             "\" forcelimited=\"true\" forcerange=\"-1e-9 1e-9\"/>";
+    }
+    xml += "</actuator></mujoco>";
+    ModelPtr m = LoadModelOrFail(xml);
+    ASSERT_NE(m, nullptr);
+    int nv = m->nv, nu = m->nu;
+    for (int i = 0; i < 2; ++i) ASSERT_EQ(mjd_actuatorBranches(m.get(), i), 1) << i;
+    struct Step {
+      std::vector<double> qpos, qvel, force, smooth;
+      int scope;
+    };
+    auto step = [&](const mjModel* model) {
+      DataPtr d(mj_makeData(model));
+      d->qvel[0] = 1e-3;
+      mj_forward(model, d.get());
+      Step s;
+      s.scope = mjd_actuatorPosScope(model, d.get(), 0, nullptr);
+      mj_step(model, d.get());
+      s.qpos.assign(d->qpos, d->qpos + model->nq);
+      s.qvel.assign(d->qvel, d->qvel + nv);
+      s.force.assign(d->actuator_force_step, d->actuator_force_step + nu);
+      s.smooth.assign(d->qfrc_smooth_step, d->qfrc_smooth_step + nv);
+      return s;
+    };
+
+    // the engine: an update is singular, the terms left out of the step
+    Step engine;
+    {
+      WarningCapture warnings;
+      engine = step(m.get());
+      EXPECT_EQ(warnings.Count("singular update"), 1) << third;
+      EXPECT_EQ(warnings.Count(), 1) << third;
+    }
+    ASSERT_EQ(engine.scope, mjPOSSCOPE_RESTORING);
+    for (int j = 0; j < nv; ++j) EXPECT_LT(std::abs(engine.qpos[j]), 1e-4) << third << j;
+    if (*third) {
+      EXPECT_EQ(std::abs(engine.force[2]), 1e-9) << third;  // held at its range
+    }
+
+    // the same servos out of K: a user bias of the same value
+    ModelPtr out(mj_copyModel(nullptr, m.get()));
+    for (int i = 0; i < 2; ++i) out->actuator_biastype[i] = mjBIAS_USER;
+    mjcb_act_bias = AffineBias;
+    Step ref = step(out.get());
+    mjcb_act_bias = nullptr;
+    ASSERT_EQ(ref.scope, mjPOSSCOPE_GAINBIAS);
+    EXPECT_EQ(engine.qpos, ref.qpos) << third;
+    EXPECT_EQ(engine.qvel, ref.qvel) << third;
+    EXPECT_EQ(engine.force, ref.force) << third;
+    EXPECT_EQ(engine.smooth, ref.smooth) << third;
+  }
+}
+
 }  // namespace
 }  // namespace mjpos

@@ -23,6 +23,7 @@
 #include "engine/engine_derivative.h"
 #include "engine/engine_io.h"
 #include "engine/engine_macro.h"
+#include "engine/engine_support.h"
 #include "engine/engine_util_blas.h"
 #include "engine/engine_util_errmem.h"
 #include "engine/engine_util_misc.h"
@@ -1147,13 +1148,23 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
 
 //------------------------------ position derivatives ----------------------------------------------
 
+// what becomes of a term of K whose moment is on several branches
+typedef enum {
+  BRANCH_SOLVE = 0,               // in vec, left out of matD: the solve adds it
+  BRANCH_SWAP,                    // the same, and its velocity term's part on the pattern of M
+                                  // taken out of matD (the step's M - h qDeriv): the solve
+                                  // applies the whole velocity term with it
+  BRANCH_OMIT                     // out of K altogether: its update was singular
+} branchMode;
+
+
+
 // add sclK*k*P to matD (D sparsity) and sclKv*k*P*qvel to vec for P = m'*m, the moment row m of
 // actuator i (on one chain or several branches, not one dof) and its stiffness k; returns 1 for a
-// row on several branches, left out of matD (the solve adds it: mj_implicitPosCross); swapvel: its
-// velocity term's part on the pattern of M is also taken out of matD (the step's matrix
-// M - h qDeriv), since the solve applies the whole velocity term with it
+// row on several branches, left out of matD as branch says (not BRANCH_OMIT: see
+// mjd_actuator_pos)
 static int actuatorRowTerm(const mjModel* m, const mjData* d, int i, mjtNum k, mjtNum* matD,
-                           mjtNum sclK, mjtNum* vec, mjtNum sclKv, int swapvel) {
+                           mjtNum sclK, mjtNum* vec, mjtNum sclKv, branchMode branch) {
   const mjtNum *moment = d->actuator_moment + i*m->nv, *qvel = d->qvel;
   int leaf = rowLeaf(m, i);
 
@@ -1172,7 +1183,7 @@ static int actuatorRowTerm(const mjModel* m, const mjData* d, int i, mjtNum k, m
   // it: applied in the solve with the row's whole velocity term (mj_implicitPosCross), whose
   // part on the pattern (from qDeriv: M - h qDeriv holds -h dfdv P) is taken out of matD
   if (leaf < 0) {
-    if (matD && swapvel) {
+    if (matD && branch==BRANCH_SWAP) {
       addChainTerm(m, d, matD, moment, -1, m->opt.timestep, mjd_actuatorVel(m, d, i));
     }
     return 1;
@@ -1190,21 +1201,25 @@ static int actuatorRowTerm(const mjModel* m, const mjData* d, int i, mjtNum k, m
 // actuator (dofTerms) and the weight of each servo with a moment row (posWeights), with which the
 // servos on one dof are left to mjd_dof_pos, which weighs them together with their dof's spring;
 // kact (NULL for none): the stiffness of each term added, -slope times its weight; returns the
-// number of terms whose moment is on several branches; swapvel: see actuatorRowTerm
+// number of terms whose moment is on several branches (branchMode; BRANCH_OMIT leaves them out
+// here, with kact 0)
 static int mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
                             const mjtNum* wten, ctrlState* controls, mjtNum* matD, mjtNum sclK,
-                            mjtNum* vec, mjtNum sclKv, mjtNum* kact, int swapvel) {
+                            mjtNum* vec, mjtNum sclKv, mjtNum* kact, branchMode branch) {
   int nv = m->nv, nbranch = 0;
 
   // weighted: the moment rows, each with its weight
   if (wten) {
     for (int i=0; i<m->nu; i++) {
       if (slopes[i] < 0 && d->actuator_posdof[i] < 0) {
+        if (branch==BRANCH_OMIT && mjd_actuatorBranches(m, i)) {
+          continue;
+        }
         mjtNum k = -(slopes[i] * wten[i]);
         if (kact) {
           kact[i] = k;
         }
-        nbranch += actuatorRowTerm(m, d, i, k, matD, sclK, vec, sclKv, swapvel);
+        nbranch += actuatorRowTerm(m, d, i, k, matD, sclK, vec, sclKv, branch);
       }
     }
     return nbranch;
@@ -1218,15 +1233,18 @@ static int mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
     if (!actuatorRestoring(m, d, i, &slope, controls)) {
       continue;
     }
+    int dof = d->actuator_posdof[i];
+    if (dof < 0 && branch==BRANCH_OMIT && mjd_actuatorBranches(m, i)) {
+      continue;
+    }
     mjtNum k = -slope;
     if (kact) {
       kact[i] = k;
     }
 
     // a moment row, or one dof: one diagonal element
-    int dof = d->actuator_posdof[i];
     if (dof < 0) {
-      nbranch += actuatorRowTerm(m, d, i, k, matD, sclK, vec, sclKv, swapvel);
+      nbranch += actuatorRowTerm(m, d, i, k, matD, sclK, vec, sclKv, branch);
       continue;
     }
     mjtNum gear = d->actuator_moment[i*nv + dof];
@@ -1320,15 +1338,15 @@ static void mjd_dof_terms(const mjModel* m, const mjData* d, const mjtNum* slope
 //------------------------------ main entry points -------------------------------------------------
 
 // the terms of K (implicitPosTerms) into matD and vec, the stiffness of each in kact and kspring;
-// swapvel: for the step (mj_implicitPosTerms)
+// branch: what becomes of the terms on several branches (branchMode)
 static int implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
                             mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring,
-                            int swapvel);
+                            branchMode branch);
 
 // add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec, K = -d(qfrc_actuator+qfrc_passive)/dq
 void mjd_implicitPos(const mjModel* m, mjData* d,
                      mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
-  implicitPosTerms(m, d, matD, sclK, vec, sclKv, NULL, NULL, 0);
+  implicitPosTerms(m, d, matD, sclK, vec, sclKv, NULL, NULL, BRANCH_SOLVE);
 }
 
 
@@ -1338,14 +1356,23 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
 // their velocity term that matD held (mj_implicitPosCross applies both)
 int mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
                         mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring) {
-  return implicitPosTerms(m, d, matD, sclK, vec, sclKv, kact, kspring, 1);
+  return implicitPosTerms(m, d, matD, sclK, vec, sclKv, kact, kspring, BRANCH_SWAP);
+}
+
+
+
+// mj_implicitPosTerms without the terms on several branches, for a step whose update of them was
+// singular (mj_implicitPosSolveOnPattern)
+void mj_implicitPosTermsOnPattern(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
+                                  mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring) {
+  implicitPosTerms(m, d, matD, sclK, vec, sclKv, kact, kspring, BRANCH_OMIT);
 }
 
 
 
 static int implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
                             mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring,
-                            int swapvel) {
+                            branchMode branch) {
   ctrlState controls = CTRL_UNCHECKED;  // their check (actuatorInput)
   int nbranch = 0;
   if (kact) {
@@ -1358,7 +1385,7 @@ static int implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sc
   // unweighted: by force class
   if (!mjENABLED(mjENBL_POSWEIGHT)) {
     nbranch = mjd_actuator_pos(m, d, NULL, NULL, &controls, matD, sclK, vec, sclKv, kact,
-                               swapvel);
+                               branch);
     mjd_passive_pos(m, d, matD, sclK, vec, sclKv, kspring);
     return nbranch;
   }
@@ -1377,7 +1404,7 @@ static int implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sc
   mjd_dof_terms(m, d, slope, kdof + 2*nv, kact, kspring);
   if (ntendon) {
     nbranch = mjd_actuator_pos(m, d, slope, wten, &controls, matD, sclK, vec, sclKv, kact,
-                               swapvel);
+                               branch);
   }
   mjFREESTACK;
   return nbranch;
@@ -1447,9 +1474,9 @@ void mj_implicitPosCrossMul(const mjModel* m, const mjData* d, mjtNum* res, cons
 
 
 
-void mj_implicitPosCross(const mjModel* m, mjData* d, mjtNum* res, const mjtNum* LU,
-                         const mjtNum* mat, const mjtNum* vec, const mjtNum* kact, mjtNum scl) {
-  int nv = m->nv, nu = m->nu, n = 0;
+int mj_implicitPosCross(const mjModel* m, mjData* d, mjtNum* res, const mjtNum* LU,
+                        const mjtNum* mat, const mjtNum* vec, const mjtNum* kact, mjtNum scl) {
+  int nv = m->nv, nu = m->nu, n = 0, solved = 1;
   mjMARKSTACK;
   int* row = (int*)mj_stackAlloc(d, nu);
 
@@ -1502,6 +1529,7 @@ void mj_implicitPosCross(const mjModel* m, mjData* d, mjtNum* res, const mjtNum*
       mju_copy(Gf, G, n*n);
       if (!solveDense(Gf, w, n)) {
         mju_warning("mj_implicitPosCross: singular update, terms on several branches left out");
+        solved = 0;
         break;
       }
       for (int k=0; k<n; k++) {
@@ -1513,5 +1541,29 @@ void mj_implicitPosCross(const mjModel* m, mjData* d, mjtNum* res, const mjtNum*
     }
   }
 
+  mjFREESTACK;
+  return solved;
+}
+
+
+
+void mj_implicitPosSolveOnPattern(const mjModel* m, mjData* d, mjtNum* qacc, mjtNum* kact,
+                                  mjtNum* kspring) {
+  int nv = m->nv;
+  mjtNum h = m->opt.timestep;
+  mjMARKSTACK;
+  mjtNum* lu = mj_stackAlloc(d, m->nD);
+  mjtNum* rhs = mj_stackAlloc(d, nv);
+  int* scratch = (int*)mj_stackAlloc(d, nv);
+
+  // the step's matrix and right side (mj_implicitSkip), with the terms of K on the pattern of M
+  mj_setMSparse(m, d, lu, d->D_rownnz, d->D_rowadr, d->D_colind);
+  mju_addToScl(lu, d->qDeriv, -h, m->nD);
+  mju_add(rhs, d->qfrc_smooth, d->qfrc_constraint, nv);
+  mj_implicitPosTermsOnPattern(m, d, lu, h*h, rhs, -h, kact, kspring);
+
+  // factorize in scratch (qLU is kept) and solve
+  mju_factorLUSparse(lu, nv, scratch, d->D_rownnz, d->D_rowadr, d->D_colind);
+  mju_solveLUSparse(qacc, lu, rhs, nv, d->D_rownnz, d->D_rowadr, d->D_colind);
   mjFREESTACK;
 }

@@ -56,9 +56,27 @@ int mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
 // (A + sum_i (scl kact[i] - h dfdv_i) m_i' m_i)^-1 b over those terms (dfdv_i: mjd_actuatorVel,
 // h: the timestep), by the Woodbury identity (one sparse solve per term and a dense solve of their
 // number). With mat, A before its factorization, and vec = b, one step of iterative refinement
-// follows (mat NULL: none). Scratch on the MuJoCo stack.
-void mj_implicitPosCross(const mjModel* m, mjData* d, mjtNum* res, const mjtNum* LU,
-                         const mjtNum* mat, const mjtNum* vec, const mjtNum* kact, mjtNum scl);
+// follows (mat NULL: none). Scratch on the MuJoCo stack. Returns 1, or 0 if the update's dense
+// system is singular in floating point (two stiff terms with the same moment can make it so):
+// then it warns and leaves res as it was, A^-1 b, which still holds their shift from vec (the
+// step then solves again without them: mj_implicitPosSolveOnPattern).
+int mj_implicitPosCross(const mjModel* m, mjData* d, mjtNum* res, const mjtNum* LU,
+                        const mjtNum* mat, const mjtNum* vec, const mjtNum* kact, mjtNum scl);
+
+// mj_implicitPosTerms without the terms on several branches: neither in matD nor in vec, and 0 in
+// kact, so that they are out of K altogether.
+void mj_implicitPosTermsOnPattern(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
+                                  mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring);
+
+// The step's solve after the update of the terms on several branches was singular
+// (mj_implicitPosCross returned 0): qacc = (M - h qDeriv + h^2 K')^-1 (qfrc_smooth +
+// qfrc_constraint - h K' qvel) for K' the terms on the pattern of M (mj_implicitPosTermsOnPattern),
+// with kact and kspring as there. The terms on several branches then act as stock's step has them:
+// their force explicit, their velocity term's part on the pattern of M (qDeriv) implicit. The
+// matrix is factorized in scratch: d->qLU is kept. Requires what mj_implicitSkip sets: d->D_*,
+// d->qDeriv.
+void mj_implicitPosSolveOnPattern(const mjModel* m, mjData* d, mjtNum* qacc, mjtNum* kact,
+                                  mjtNum* kspring);
 
 // The same terms in a product: res += sum_i (scl kact[i] - h dfdv_i) m_i' m_i vec.
 void mj_implicitPosCrossMul(const mjModel* m, const mjData* d, mjtNum* res, const mjtNum* vec,
