@@ -823,33 +823,43 @@ mjtNum AffineBias(const mjModel* m, const mjData* d, int id) {
 // but not their shift -h K qvel out of the right side, in the step or in the hold of forcerange
 // (mj_stepForceLimit). Two position servos (kp 3e14) on two identical fixed tendons across two
 // branches of tiny inertia: h^2 kp m'A^-1 m is beyond 1/eps, and the update's second pivot rounds
-// to zero. A third, force-limited servo on one hinge crosses its range in the step: at kp 1e-3 the
-// step's update is singular and the hold solves without the terms; at kp 1 the step's update is
-// regular and the hold's is singular. Each step must warn once and be the step with the two
-// servos out of K: the same model with their affine bias computed by mjcb_act_bias, a user bias
-// (GAINBIAS) of the same value, bit for bit (qpos, qvel and the applied forces).
+// to zero. A servo on one hinge, listed first: unlimited on b, with joint damping, so that the solve
+// without the terms has both a term of K and qDeriv, b moving; force-limited on a and crossing its
+// range in the step, at kp 1e-3 (the step's update is singular, and the hold solves without the
+// terms) and at kp 1 (the step's update is regular, the hold's singular). Each step must warn
+// once and be the step with the two servos out of K: the same model with their affine bias
+// computed by mjcb_act_bias, a user bias (GAINBIAS) of the same value, bit for bit (qpos, qvel
+// and the applied forces).
 TEST_F(ImplicitPosRows, SingularUpdateLeavesTheTermsOutOfTheStep) {
-  for (const char* third : {"", "1e-3", "1"}) {
+  const struct {
+    const char* damping;
+    const char* third;
+    double qvel_b;
+    bool held;
+  } cases[] = {{"1e-6", "joint=\"b\" kp=\"1e-3\"", 2e-3, false},
+               {"0", "joint=\"a\" kp=\"1e-3\" forcelimited=\"true\" forcerange=\"-1e-9 1e-9\"",
+                0, true},
+               {"0", "joint=\"a\" kp=\"1\" forcelimited=\"true\" forcerange=\"-1e-9 1e-9\"",
+                0, true}};
+  for (const auto& c : cases) {
+    const std::string third = c.third, joint = std::string("armature=\"1e-6\" damping=\"") +
+                                               c.damping + "\"";
     std::string xml =
         "<mujoco><option integrator=\"implicit\" timestep=\"0.005\">"
         "<flag implicitpos=\"enable\"/></option><worldbody>"
-        "<body><joint name=\"a\" axis=\"0 1 0\" armature=\"1e-6\"/>"
+        "<body><joint name=\"a\" axis=\"0 1 0\" " + joint + "/>"
         "<geom size=\".01\" mass=\"1e-6\"/></body>"
-        "<body pos=\"1 0 0\"><joint name=\"b\" axis=\"0 1 0\" armature=\"1e-6\"/>"
+        "<body pos=\"1 0 0\"><joint name=\"b\" axis=\"0 1 0\" " + joint + "/>"
         "<geom size=\".01\" mass=\"1e-6\"/></body></worldbody>"
         "<tendon><fixed name=\"t1\"><joint joint=\"a\" coef=\"1\"/>"
         "<joint joint=\"b\" coef=\"1\"/></fixed><fixed name=\"t2\"><joint joint=\"a\" "
         "coef=\"1\"/><joint joint=\"b\" coef=\"1\"/></fixed></tendon><actuator>"
-        "<position tendon=\"t1\" kp=\"3e14\"/><position tendon=\"t2\" kp=\"3e14\"/>";
-    if (*third) {
-      xml += std::string("<position joint=\"a\" kp=\"") + third +
-             "\" forcelimited=\"true\" forcerange=\"-1e-9 1e-9\"/>";
-    }
-    xml += "</actuator></mujoco>";
+        "<position " + third + "/><position tendon=\"t1\" kp=\"3e14\"/>"
+        "<position tendon=\"t2\" kp=\"3e14\"/></actuator></mujoco>";
     ModelPtr m = LoadModelOrFail(xml);
     ASSERT_NE(m, nullptr);
     int nv = m->nv, nu = m->nu;
-    for (int i = 0; i < 2; ++i) ASSERT_EQ(mjd_actuatorBranches(m.get(), i), 1) << i;
+    for (int i = 1; i < 3; ++i) ASSERT_EQ(mjd_actuatorBranches(m.get(), i), 1) << i;
     struct Step {
       std::vector<double> qpos, qvel, force, smooth;
       int scope;
@@ -857,9 +867,10 @@ TEST_F(ImplicitPosRows, SingularUpdateLeavesTheTermsOutOfTheStep) {
     auto step = [&](const mjModel* model) {
       DataPtr d(mj_makeData(model));
       d->qvel[0] = 1e-3;
+      d->qvel[1] = c.qvel_b;
       mj_forward(model, d.get());
       Step s;
-      s.scope = mjd_actuatorPosScope(model, d.get(), 0, nullptr);
+      s.scope = mjd_actuatorPosScope(model, d.get(), 1, nullptr);
       mj_step(model, d.get());
       s.qpos.assign(d->qpos, d->qpos + model->nq);
       s.qvel.assign(d->qvel, d->qvel + nv);
@@ -878,13 +889,13 @@ TEST_F(ImplicitPosRows, SingularUpdateLeavesTheTermsOutOfTheStep) {
     }
     ASSERT_EQ(engine.scope, mjPOSSCOPE_RESTORING);
     for (int j = 0; j < nv; ++j) EXPECT_LT(std::abs(engine.qpos[j]), 1e-4) << third << j;
-    if (*third) {
-      EXPECT_EQ(std::abs(engine.force[2]), 1e-9) << third;  // held at its range
+    if (c.held) {
+      EXPECT_EQ(std::abs(engine.force[0]), 1e-9) << third;  // held at its range
     }
 
     // the same servos out of K: a user bias of the same value
     ModelPtr out(mj_copyModel(nullptr, m.get()));
-    for (int i = 0; i < 2; ++i) out->actuator_biastype[i] = mjBIAS_USER;
+    for (int i = 1; i < 3; ++i) out->actuator_biastype[i] = mjBIAS_USER;
     mjcb_act_bias = AffineBias;
     Step ref = step(out.get());
     mjcb_act_bias = nullptr;
