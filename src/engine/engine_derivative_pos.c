@@ -1160,13 +1160,22 @@ typedef enum {
 
 
 // add sclK*k*P to matD (D sparsity) and sclKv*k*P*qvel to vec for P = m'*m, the moment row m of
-// actuator i (on one chain or several branches, not one dof) and its stiffness k; returns 1 for a
-// row on several branches, left out of matD as branch says (not BRANCH_OMIT: see
-// mjd_actuator_pos)
+// actuator i (on one chain or several branches, not one dof) and its stiffness k, and k to kact
+// (NULL for none); returns 1 for a row on several branches, left out of matD as branch says, or
+// out of K altogether with BRANCH_OMIT (kact stays 0, returns 0)
 static int actuatorRowTerm(const mjModel* m, const mjData* d, int i, mjtNum k, mjtNum* matD,
-                           mjtNum sclK, mjtNum* vec, mjtNum sclKv, branchMode branch) {
+                           mjtNum sclK, mjtNum* vec, mjtNum sclKv, mjtNum* kact,
+                           branchMode branch) {
   const mjtNum *moment = d->actuator_moment + i*m->nv, *qvel = d->qvel;
   int leaf = rowLeaf(m, i);
+
+  // on several branches, left out (BRANCH_OMIT; leaf -1 is also a row on no dof, which stays)
+  if (leaf < 0 && branch==BRANCH_OMIT && mjd_actuatorBranches(m, i)) {
+    return 0;
+  }
+  if (kact) {
+    kact[i] = k;
+  }
 
   // its velocity, then the shift on its dofs
   if (vec) {
@@ -1201,8 +1210,8 @@ static int actuatorRowTerm(const mjModel* m, const mjData* d, int i, mjtNum k, m
 // actuator (dofTerms) and the weight of each servo with a moment row (posWeights), with which the
 // servos on one dof are left to mjd_dof_pos, which weighs them together with their dof's spring;
 // kact (NULL for none): the stiffness of each term added, -slope times its weight; returns the
-// number of terms whose moment is on several branches (branchMode; BRANCH_OMIT leaves them out
-// here, with kact 0)
+// number of terms whose moment is on several branches (branchMode; BRANCH_OMIT leaves them out,
+// with kact 0: actuatorRowTerm)
 static int mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
                             const mjtNum* wten, ctrlState* controls, mjtNum* matD, mjtNum sclK,
                             mjtNum* vec, mjtNum sclKv, mjtNum* kact, branchMode branch) {
@@ -1212,14 +1221,8 @@ static int mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
   if (wten) {
     for (int i=0; i<m->nu; i++) {
       if (slopes[i] < 0 && d->actuator_posdof[i] < 0) {
-        if (branch==BRANCH_OMIT && mjd_actuatorBranches(m, i)) {
-          continue;
-        }
-        mjtNum k = -(slopes[i] * wten[i]);
-        if (kact) {
-          kact[i] = k;
-        }
-        nbranch += actuatorRowTerm(m, d, i, k, matD, sclK, vec, sclKv, branch);
+        nbranch += actuatorRowTerm(m, d, i, -(slopes[i] * wten[i]), matD, sclK, vec, sclKv,
+                                   kact, branch);
       }
     }
     return nbranch;
@@ -1233,19 +1236,16 @@ static int mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
     if (!actuatorRestoring(m, d, i, &slope, controls)) {
       continue;
     }
-    int dof = d->actuator_posdof[i];
-    if (dof < 0 && branch==BRANCH_OMIT && mjd_actuatorBranches(m, i)) {
-      continue;
-    }
-    mjtNum k = -slope;
-    if (kact) {
-      kact[i] = k;
-    }
 
     // a moment row, or one dof: one diagonal element
+    int dof = d->actuator_posdof[i];
+    mjtNum k = -slope;
     if (dof < 0) {
-      nbranch += actuatorRowTerm(m, d, i, k, matD, sclK, vec, sclKv, branch);
+      nbranch += actuatorRowTerm(m, d, i, k, matD, sclK, vec, sclKv, kact, branch);
       continue;
+    }
+    if (kact) {
+      kact[i] = k;
     }
     mjtNum gear = d->actuator_moment[i*nv + dof];
     mjtNum km = k * gear;
@@ -1361,11 +1361,19 @@ int mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
 
 
 
-// mj_implicitPosTerms without the terms on several branches, for a step whose update of them was
-// singular (mj_implicitPosSolveOnPattern)
-void mj_implicitPosTermsOnPattern(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
-                                  mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring) {
-  implicitPosTerms(m, d, matD, sclK, vec, sclKv, kact, kspring, BRANCH_OMIT);
+int mj_implicitPosStep(const mjModel* m, mjData* d, mjtNum* mat, mjtNum* rhs, mjtNum* kact,
+                       mjtNum* kspring, int onpattern) {
+  mjtNum h = m->opt.timestep;
+
+  // M - h qDeriv and qfrc_smooth + qfrc_constraint, as mj_implicitSkip sets qLU and qfrc
+  mj_setMSparse(m, d, mat, d->D_rownnz, d->D_rowadr, d->D_colind);
+  mju_addToScl(mat, d->qDeriv, -h, m->nD);
+  mju_add(rhs, d->qfrc_smooth, d->qfrc_constraint, m->nv);
+
+  // the terms of K, those on several branches left to the solve or left out
+  int nbranch = implicitPosTerms(m, d, mat, h*h, rhs, -h, kact, kspring,
+                                 onpattern ? BRANCH_OMIT : BRANCH_SWAP);
+  return onpattern ? 0 : nbranch;
 }
 
 
@@ -1550,19 +1558,14 @@ int mj_implicitPosCross(const mjModel* m, mjData* d, mjtNum* res, const mjtNum* 
 void mj_implicitPosSolveOnPattern(const mjModel* m, mjData* d, mjtNum* qacc, mjtNum* kact,
                                   mjtNum* kspring) {
   int nv = m->nv;
-  mjtNum h = m->opt.timestep;
   mjMARKSTACK;
   mjtNum* lu = mj_stackAlloc(d, m->nD);
   mjtNum* rhs = mj_stackAlloc(d, nv);
   int* scratch = (int*)mj_stackAlloc(d, nv);
 
-  // the step's matrix and right side (mj_implicitSkip), with the terms of K on the pattern of M
-  mj_setMSparse(m, d, lu, d->D_rownnz, d->D_rowadr, d->D_colind);
-  mju_addToScl(lu, d->qDeriv, -h, m->nD);
-  mju_add(rhs, d->qfrc_smooth, d->qfrc_constraint, nv);
-  mj_implicitPosTermsOnPattern(m, d, lu, h*h, rhs, -h, kact, kspring);
-
-  // factorize in scratch (qLU is kept) and solve
+  // the step's matrix and right side with the terms of K on the pattern of M, factorized in
+  // scratch (qLU is kept), and the solve
+  mj_implicitPosStep(m, d, lu, rhs, kact, kspring, 1);
   mju_factorLUSparse(lu, nv, scratch, d->D_rownnz, d->D_rowadr, d->D_colind);
   mju_solveLUSparse(qacc, lu, rhs, nv, d->D_rownnz, d->D_rowadr, d->D_colind);
   mjFREESTACK;

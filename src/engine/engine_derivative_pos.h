@@ -63,18 +63,21 @@ int mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
 int mj_implicitPosCross(const mjModel* m, mjData* d, mjtNum* res, const mjtNum* LU,
                         const mjtNum* mat, const mjtNum* vec, const mjtNum* kact, mjtNum scl);
 
-// mj_implicitPosTerms without the terms on several branches: neither in matD nor in vec, and 0 in
-// kact, so that they are out of K altogether.
-void mj_implicitPosTermsOnPattern(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
-                                  mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring);
+// The step's matrix and right side as mj_implicitSkip assembles them, the one place besides it:
+// mat = M - h qDeriv + h^2 K (D sparsity) and rhs = qfrc_smooth + qfrc_constraint - h K qvel, with
+// kact and kspring and the return value as mj_implicitPosTerms. onpattern: without the terms on
+// several branches, neither in mat nor in rhs, and 0 in kact, so that they are out of K
+// altogether (returns 0). Requires what mj_implicitSkip sets: d->D_*, d->qDeriv.
+int mj_implicitPosStep(const mjModel* m, mjData* d, mjtNum* mat, mjtNum* rhs, mjtNum* kact,
+                       mjtNum* kspring, int onpattern);
 
 // The step's solve after the update of the terms on several branches was singular
 // (mj_implicitPosCross returned 0): qacc = (M - h qDeriv + h^2 K')^-1 (qfrc_smooth +
-// qfrc_constraint - h K' qvel) for K' the terms on the pattern of M (mj_implicitPosTermsOnPattern),
-// with kact and kspring as there. The terms on several branches then act as stock's step has them:
-// their force explicit, their velocity term's part on the pattern of M (qDeriv) implicit. The
-// matrix is factorized in scratch: d->qLU is kept. Requires what mj_implicitSkip sets: d->D_*,
-// d->qDeriv.
+// qfrc_constraint - h K' qvel) for K' the terms on the pattern of M (mj_implicitPosStep with
+// onpattern), with kact and kspring as there. The terms on several branches then act as stock's
+// step has them: their force explicit, their velocity term's part on the pattern of M (qDeriv)
+// implicit. The matrix is factorized in scratch: d->qLU is kept. Requires what mj_implicitSkip
+// sets: d->D_*, d->qDeriv.
 void mj_implicitPosSolveOnPattern(const mjModel* m, mjData* d, mjtNum* qacc, mjtNum* kact,
                                   mjtNum* kspring);
 

@@ -183,8 +183,8 @@ static void holdCrossing(const mjModel* m, const mjData* d, const mjtNum* kact, 
 
 // the step's forces within forcerange, mjENBL_IMPLICITPOS: hold at its bound each actuator whose
 // applied force crosses its range, and solve the step again, until none does
-int mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
-                      mjtNum* kact, const mjtNum* kspring, int onpattern) {
+void mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
+                       mjtNum* kact, const mjtNum* kspring, int onpattern) {
   int nv = m->nv, nu = m->nu;
   mjtNum h = m->opt.timestep;
   mjMARKSTACK;
@@ -204,16 +204,8 @@ int mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
   for (;;) {
     holdCrossing(m, d, kact, isheld, held);
 
-    // the step's matrix and right side (mj_implicitSkip), with K (in scratch, qLU is kept)
-    mj_setMSparse(m, d, mat, d->D_rownnz, d->D_rowadr, d->D_colind);
-    mju_addToScl(mat, d->qDeriv, -h, m->nD);
-    mju_add(rhs, d->qfrc_smooth, d->qfrc_constraint, nv);
-    int nbranch = 0;
-    if (onpattern) {
-      mj_implicitPosTermsOnPattern(m, d, mat, h*h, rhs, -h, NULL, NULL);
-    } else {
-      nbranch = mj_implicitPosTerms(m, d, mat, h*h, rhs, -h, NULL, NULL);
-    }
+    // the step's matrix and right side, with K (in scratch, qLU is kept)
+    int nbranch = mj_implicitPosStep(m, d, mat, rhs, NULL, NULL, onpattern);
 
     // held actuators: velocity slope and term of K out (a term on several branches, both in the
     // solve's update, out with its kfree), force at the bound
@@ -235,6 +227,7 @@ int mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
     }
     mju_factorLUSparse(mat, nv, scratch, d->D_rownnz, d->D_rowadr, d->D_colind);
     mju_solveLUSparse(qacc, mat, rhs, nv, d->D_rownnz, d->D_rowadr, d->D_colind);
+
     // a singular update: the step again without the terms on several branches (kact 0 for
     // them), as mj_implicitSkip leaves them, and the hold started again from its forces
     if (nbranch && !mj_implicitPosCross(m, d, qacc, mat, unfactored, rhs, kfree, h*h)) {
@@ -250,7 +243,6 @@ int mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
   }
 
   mjFREESTACK;
-  return onpattern;
 }
 
 

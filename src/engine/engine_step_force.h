@@ -51,10 +51,9 @@ int mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
 // them, is left as stock's step has it. The matrix is factored in scratch: d->qLU is kept.
 // onpattern: the step left the terms on several branches out (mj_implicitPosSolveOnPattern), and
 // so does each solve here; after a singular update of them here, the step is solved again without
-// them (kact 0 for them) and the hold starts again from its forces. Returns 1 if they are left
-// out.
-int mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
-                      mjtNum* kact, const mjtNum* kspring, int onpattern);
+// them (kact 0 for them) and the hold starts again from its forces.
+void mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
+                       mjtNum* kact, const mjtNum* kspring, int onpattern);
 
 // RK4: the forces at the start of the step, from the first stage (the four stages' forces act
 // through four mass matrices, so no single force gives the step's change of velocity).
