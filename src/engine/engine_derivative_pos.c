@@ -1361,6 +1361,8 @@ int mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
 
 
 
+// the step's matrix and right side for a solve outside mj_implicitSkip, with the terms of K on
+// several branches left to the solve or, onpattern, left out
 int mj_implicitPosStep(const mjModel* m, mjData* d, mjtNum* mat, mjtNum* rhs, mjtNum* kact,
                        mjtNum* kspring, int onpattern) {
   mjtNum h = m->opt.timestep;

@@ -63,11 +63,13 @@ int mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
 int mj_implicitPosCross(const mjModel* m, mjData* d, mjtNum* res, const mjtNum* LU,
                         const mjtNum* mat, const mjtNum* vec, const mjtNum* kact, mjtNum scl);
 
-// The step's matrix and right side as mj_implicitSkip assembles them, the one place besides it:
-// mat = M - h qDeriv + h^2 K (D sparsity) and rhs = qfrc_smooth + qfrc_constraint - h K qvel, with
-// kact and kspring and the return value as mj_implicitPosTerms. onpattern: without the terms on
-// several branches, neither in mat nor in rhs, and 0 in kact, so that they are out of K
-// altogether (returns 0). Requires what mj_implicitSkip sets: d->D_*, d->qDeriv.
+// The step's matrix and right side as mj_implicitSkip assembles them, for a solve outside it
+// (mj_implicitPosSolveOnPattern, mj_stepForceLimit): mat = M - h qDeriv + h^2 K (D sparsity) and
+// rhs = qfrc_smooth + qfrc_constraint - h K qvel, with kact and kspring and the return value as
+// mj_implicitPosTerms (the terms on several branches in rhs but not in mat, which also loses
+// their velocity term's part: the solve applies both, mj_implicitPosCross). onpattern: without
+// those terms, neither in mat nor in rhs, and 0 in kact, so that they are out of K altogether
+// (returns 0). Requires what mj_implicitSkip sets: d->D_*, d->qDeriv.
 int mj_implicitPosStep(const mjModel* m, mjData* d, mjtNum* mat, mjtNum* rhs, mjtNum* kact,
                        mjtNum* kspring, int onpattern);
 
