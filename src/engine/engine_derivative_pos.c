@@ -1167,11 +1167,15 @@ static int actuatorRowTerm(const mjModel* m, const mjData* d, int i, mjtNum k, m
                            mjtNum sclK, mjtNum* vec, mjtNum sclKv, mjtNum* kact,
                            branchMode branch) {
   const mjtNum *moment = d->actuator_moment + i*m->nv, *qvel = d->qvel;
-  int leaf = rowLeaf(m, i);
+  int leaf, chain = actuatorLeaf(m, i, &leaf);
 
-  // on several branches, left out (BRANCH_OMIT; leaf -1 is also a row on no dof, which stays)
-  if (leaf < 0 && branch==BRANCH_OMIT && mjd_actuatorBranches(m, i)) {
-    return 0;
+  // on several branches: walked over every dof (leaf -1, as a row on no dof, whose moment is
+  // zero), or left out (BRANCH_OMIT)
+  if (!chain) {
+    if (branch==BRANCH_OMIT) {
+      return 0;
+    }
+    leaf = -1;
   }
   if (kact) {
     kact[i] = k;
@@ -1191,7 +1195,7 @@ static int actuatorRowTerm(const mjModel* m, const mjData* d, int i, mjtNum k, m
   // the dense block on one chain's dofs, within the D pattern; on several branches, outside
   // it: applied in the solve with the row's whole velocity term (mj_implicitPosCross), whose
   // part on the pattern (from qDeriv: M - h qDeriv holds -h dfdv P) is taken out of matD
-  if (leaf < 0) {
+  if (!chain) {
     if (matD && branch==BRANCH_SWAP) {
       addChainTerm(m, d, matD, moment, -1, m->opt.timestep, mjd_actuatorVel(m, d, i));
     }
@@ -1373,9 +1377,8 @@ int mj_implicitPosStep(const mjModel* m, mjData* d, mjtNum* mat, mjtNum* rhs, mj
   mju_add(rhs, d->qfrc_smooth, d->qfrc_constraint, m->nv);
 
   // the terms of K, those on several branches left to the solve or left out
-  int nbranch = implicitPosTerms(m, d, mat, h*h, rhs, -h, kact, kspring,
-                                 onpattern ? BRANCH_OMIT : BRANCH_SWAP);
-  return onpattern ? 0 : nbranch;
+  return implicitPosTerms(m, d, mat, h*h, rhs, -h, kact, kspring,
+                          onpattern ? BRANCH_OMIT : BRANCH_SWAP);
 }
 
 
