@@ -400,6 +400,55 @@ TEST_F(ImplicitPosBadGains, TooStiffLeftExplicit) {
   EXPECT_EQ(warnings[1], warnings[0]);
 }
 
+// Catches: a velocity slope too large for the step to take back out of its matrix, on a moment
+// on several branches, taken into K: with kv 1e300 on a fixed tendon over two hinges on two
+// branches, M - h qDeriv had lost M below the rounding of the tendon's velocity term, the step
+// took that term's part on M's pattern back out to apply it whole in the solve, and
+// mju_factorLUSparse met a zero pivot where stock steps (found by the property suite's soak).
+// Infinite and NaN velocity slopes are left explicit alike.
+TEST_F(ImplicitPosBadGains, BranchVelocityTooLargeLeftExplicit) {
+  const char* xml = R"(
+<mujoco>
+  <option integrator="implicit" timestep="5e-3"/>
+  <worldbody>
+    <body><joint name="j0" axis="0 1 0"/><geom size=".1" pos=".2 0 0"/></body>
+    <body pos="0 1 0"><joint name="j1" axis="0 1 0"/><geom size=".1" pos=".2 0 0"/></body>
+  </worldbody>
+  <tendon><fixed name="t"><joint joint="j0" coef="1"/><joint joint="j1" coef="-0.5"/></fixed>
+  </tendon>
+  <actuator><general tendon="t" gainprm="100" biastype="affine" biasprm="0 -100 -1"/></actuator>
+</mujoco>)";
+  for (double kv : {1e300, std::numeric_limits<double>::infinity(),
+                    std::numeric_limits<double>::quiet_NaN()}) {
+    ModelPtr m = LoadModelOrFail(xml);
+    ASSERT_EQ(mjd_actuatorBranches(m.get(), 0), 1);
+    m->actuator_biasprm[2] = -kv;
+    std::vector<std::vector<double>> qpos;
+    std::vector<std::string> warnings[2];
+    for (bool on : {false, true}) {
+      SetEnable(m.get(), mjENBL_IMPLICITPOS, on);
+      WarningCapture capture;
+      DataPtr d(mj_makeData(m.get()));
+      d->ctrl[0] = 0.3;
+      d->qvel[0] = 1;
+      mj_forward(m.get(), d.get());
+      EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_NONRESTORING)
+          << kv;
+      for (int t = 0; t < 10; ++t) mj_step(m.get(), d.get());
+      qpos.emplace_back(d->qpos, d->qpos + m->nq);
+      warnings[on] = capture.messages();
+    }
+    EXPECT_EQ(std::memcmp(qpos[0].data(), qpos[1].data(), m->nq * sizeof(double)), 0) << kv;
+    EXPECT_EQ(warnings[1], warnings[0]) << kv;
+  }
+
+  // a finite kv stays in K, whatever the ordinary size
+  ModelPtr m = LoadModelOrFail(xml);
+  DataPtr d(mj_makeData(m.get()));
+  mj_forward(m.get(), d.get());
+  EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_RESTORING);
+}
+
 //------------------------------ reused factorization ----------------------------------------------
 
 class ImplicitPosSkip : public MujocoTest {};

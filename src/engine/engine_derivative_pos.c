@@ -593,6 +593,16 @@ static inline int actuatorScope(const mjModel* m, const mjData* d, int i, mjtNum
 
 
 
+// 1 if actuator i, with a moment on several branches, can be in K: the step takes its velocity
+// term's part on the pattern of M back out of its matrix (BRANCH_SWAP), so that term too must be
+// no larger than the factorization can resolve, h |d force / d velocity| <= mjMAXVAL (at 1e300,
+// M - h qDeriv had lost M, and taking the term out left a zero pivot where stock steps)
+static inline int branchResolvable(const mjModel* m, const mjData* d, int i) {
+  return m->opt.timestep * mju_abs(mjd_actuatorVel(m, d, i)) <= mjMAXVAL;
+}
+
+
+
 // 1 if actuator i contributes to K, with its slope: the slope is tested first (a motor or an
 // inactive muscle short of its optimal length has none, a negative gain is not restoring), the
 // structure (transmission, user gain or bias) and clamp only then
@@ -610,7 +620,13 @@ int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope
   if (slope) {
     *slope = s;
   }
-  return actuatorScope(m, d, i, s);
+  int scope = actuatorScope(m, d, i, s);
+
+  // on several branches, the step's row path (actuatorRowTerm) tests its velocity term too
+  if (scope==mjPOSSCOPE_RESTORING && mjd_actuatorBranches(m, i) && !branchResolvable(m, d, i)) {
+    return mjPOSSCOPE_NONRESTORING;
+  }
+  return scope;
 }
 
 
@@ -1162,7 +1178,7 @@ typedef enum {
 // add sclK*k*P to matD (D sparsity) and sclKv*k*P*qvel to vec for P = m'*m, the moment row m of
 // actuator i (on one chain or several branches, not one dof) and its stiffness k, and k to kact
 // (NULL for none); returns 1 for a row on several branches, left out of matD as branch says, or
-// out of K altogether with BRANCH_OMIT (kact stays 0, returns 0)
+// out of K altogether with BRANCH_OMIT or a velocity term too large (kact stays 0, returns 0)
 static int actuatorRowTerm(const mjModel* m, const mjData* d, int i, mjtNum k, mjtNum* matD,
                            mjtNum sclK, mjtNum* vec, mjtNum sclKv, mjtNum* kact,
                            branchMode branch) {
@@ -1170,9 +1186,10 @@ static int actuatorRowTerm(const mjModel* m, const mjData* d, int i, mjtNum k, m
   int leaf, chain = actuatorLeaf(m, i, &leaf);
 
   // on several branches: walked over every dof (leaf -1, as a row on no dof, whose moment is
-  // zero), or left out (BRANCH_OMIT)
+  // zero), or left out: BRANCH_OMIT, or a velocity term too large to take back out of matD
+  // (branchResolvable; kact stays 0, and mjd_actuatorPosScope reports it NONRESTORING)
   if (!chain) {
-    if (branch==BRANCH_OMIT) {
+    if (branch==BRANCH_OMIT || !branchResolvable(m, d, i)) {
       return 0;
     }
     leaf = -1;

@@ -118,7 +118,8 @@ static inline int mjd_actuatorDof(const mjModel* m, int i) {
 typedef enum mjtPosScope_ {
   mjPOSSCOPE_RESTORING = 0,       // in scope, restoring slope
   mjPOSSCOPE_ZERO,                // in scope, zero slope (e.g. a motor)
-  mjPOSSCOPE_NONRESTORING,        // slope positive, not finite, or h^2 |slope| > mjMAXVAL
+  mjPOSSCOPE_NONRESTORING,        // slope positive, not finite, or h^2 |slope| > mjMAXVAL; on
+                                  // several branches, also h |d force / d velocity| > mjMAXVAL
   mjPOSSCOPE_CLAMPED,             // force on its forcerange clamp
   mjPOSSCOPE_GAINBIAS,            // user gain or bias
   mjPOSSCOPE_TRANSMISSION,        // no length (free joint, site without refsite, body), or a
