@@ -442,10 +442,15 @@ TEST_F(ImplicitPosBadGains, BranchVelocityTooLargeLeftExplicit) {
     EXPECT_EQ(warnings[1], warnings[0]) << kv;
   }
 
-  // a finite kv stays in K, whatever the ordinary size
+  // an ordinary kv stays in K, and so does the bound itself: h |kv| = mjMAXVAL exactly (h = 2^-7,
+  // kv = 1.28e12)
   ModelPtr m = LoadModelOrFail(xml);
   DataPtr d(mj_makeData(m.get()));
   mj_forward(m.get(), d.get());
+  EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_RESTORING);
+  m->opt.timestep = 0.0078125;
+  m->actuator_biasprm[2] = -1.28e12;
+  ASSERT_EQ(m->opt.timestep * 1.28e12, mjMAXVAL);
   EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_RESTORING);
 }
 
