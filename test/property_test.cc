@@ -972,7 +972,8 @@ RunResult Simulate(mjModel* m, const Start& start, bool flag, bool roundtrip, in
     }
     r.resets += !stable;
     r.contact = r.contact || d->ncon > 0;
-    r.indefinite = r.indefinite || !StepMatrixPositive(m, d.get());
+    // a reset clears qM: the step matrix of stable steps only
+    r.indefinite = r.indefinite || (stable && !StepMatrixPositive(m, d.get()));
     for (int i = 0; i < m->nv; ++i) r.max_qacc = std::max(r.max_qacc, std::abs(d->qacc[i]));
     for (int w : bad) r.warnings += d->warning[w].number;
     r.hashes.push_back(HashState(m, d.get()));
