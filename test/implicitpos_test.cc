@@ -454,6 +454,33 @@ TEST_F(ImplicitPosBadGains, BranchVelocityTooLargeLeftExplicit) {
   EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_RESTORING);
 }
 
+// Catches: an actuator held at its forcerange whose velocity term the hold cannot take back out
+// of the step's matrix: kv 1e300 on a slide servo with a forcerange, pulled by gravity. Its
+// applied force (kv times a velocity change of rounding size) crosses the range, and the hold
+// took h kv out of M - h qDeriv, which had lost M below its rounding: mju_factorLUSparse met a
+// zero pivot where stock steps (found by the property suite's soak, --seed=5 --model=833). Such
+// an actuator is not held: its applied force is reported as it is.
+TEST_F(ImplicitPosBadGains, HugeVelocitySlopeIsNotHeld) {
+  ModelPtr m = LoadModelOrFail(R"(
+<mujoco>
+  <option integrator="implicit" timestep="5e-3"/>
+  <worldbody>
+    <body><joint name="s" type="slide" axis="0 0 1"/><geom size=".1" mass="5"/></body>
+  </worldbody>
+  <actuator>
+    <general joint="s" gainprm="3600" biastype="affine" biasprm="0 -3600 -1e300"
+             forcelimited="true" forcerange="-0.14 0.14"/>
+  </actuator>
+</mujoco>)");
+  SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+  DataPtr d(mj_makeData(m.get()));
+  mj_forward(m.get(), d.get());
+  ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_RESTORING);
+  for (int t = 0; t < 10; ++t) mj_step(m.get(), d.get());
+  EXPECT_TRUE(std::isfinite(d->qpos[0]));
+  EXPECT_EQ(d->warning[mjWARN_BADQACC].number, 0);
+}
+
 //------------------------------ reused factorization ----------------------------------------------
 
 class ImplicitPosSkip : public MujocoTest {};

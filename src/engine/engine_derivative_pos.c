@@ -593,11 +593,7 @@ static inline int actuatorScope(const mjModel* m, const mjData* d, int i, mjtNum
 
 
 
-// 1 if actuator i, with a moment on several branches, can be in K: the step takes its velocity
-// term's part on the pattern of M back out of its matrix (BRANCH_SWAP), so that term too must be
-// no larger than the factorization can resolve, h |d force / d velocity| <= mjMAXVAL (at 1e300,
-// M - h qDeriv had lost M, and taking the term out left a zero pivot where stock steps)
-static inline int branchResolvable(const mjModel* m, const mjData* d, int i) {
+int mjd_actuatorVelResolvable(const mjModel* m, const mjData* d, int i) {
   return m->opt.timestep * mju_abs(mjd_actuatorVel(m, d, i)) <= mjMAXVAL;
 }
 
@@ -623,7 +619,8 @@ int mjd_actuatorPosScope(const mjModel* m, const mjData* d, int i, mjtNum* slope
   int scope = actuatorScope(m, d, i, s);
 
   // on several branches, the step's row path (actuatorRowTerm) tests its velocity term too
-  if (scope==mjPOSSCOPE_RESTORING && mjd_actuatorBranches(m, i) && !branchResolvable(m, d, i)) {
+  if (scope==mjPOSSCOPE_RESTORING && mjd_actuatorBranches(m, i) &&
+      !mjd_actuatorVelResolvable(m, d, i)) {
     return mjPOSSCOPE_NONRESTORING;
   }
   return scope;
@@ -1187,9 +1184,9 @@ static int actuatorRowTerm(const mjModel* m, const mjData* d, int i, mjtNum k, m
 
   // on several branches: walked over every dof (leaf -1, as a row on no dof, whose moment is
   // zero), or left out: BRANCH_OMIT, or a velocity term too large to take back out of matD
-  // (branchResolvable; kact stays 0, and mjd_actuatorPosScope reports it NONRESTORING)
+  // (mjd_actuatorVelResolvable; kact stays 0, and mjd_actuatorPosScope reports it NONRESTORING)
   if (!chain) {
-    if (branch==BRANCH_OMIT || !branchResolvable(m, d, i)) {
+    if (branch==BRANCH_OMIT || !mjd_actuatorVelResolvable(m, d, i)) {
       return 0;
     }
     leaf = -1;

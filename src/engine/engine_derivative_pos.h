@@ -92,6 +92,13 @@ void mj_implicitPosCrossMul(const mjModel* m, const mjData* d, mjtNum* res, cons
 void mjd_branchVelocity(const mjModel* m, const mjData* d, mjtNum* res, const mjtNum* kact,
                         const mjtNum* vec, mjtNum scl);
 
+// 1 if the step can take actuator i's velocity term, -h dfdv m'm, back out of its matrix
+// M - h qDeriv (a term on several branches applied whole in the solve, mj_implicitPosCross; an
+// actuator held at its forcerange, mj_stepForceLimit): h |d force / d velocity| <= mjMAXVAL.
+// Beyond it, M - h qDeriv lost M below the rounding of that term (kv 1e300), and taking the term
+// out leaves a zero pivot where stock steps.
+int mjd_actuatorVelResolvable(const mjModel* m, const mjData* d, int i);
+
 // 1 if the moment of actuator i is a row on several branches: not on one hinge or slide dof, nor
 // on one kinematic chain (its term of K is outside the D sparsity)
 MJAPI int mjd_actuatorBranches(const mjModel* m, int i);

@@ -44,12 +44,14 @@ void mj_stepForceEuler(const mjModel* m, mjData* d, const mjtNum* qacc) {
 
 
 // 1 if actuator i can be held at its forcerange by mj_stepForceLimit (force-limited and in K:
-// kact[i] > 0; one outside K, one clamped at the step's start among them, is stock's) and its
+// kact[i] > 0; one outside K, one clamped at the step's start among them, is stock's; and with a
+// velocity term the hold can take out of the step's matrix, mjd_actuatorVelResolvable) and its
 // applied force is beyond that range
 static int crosses(const mjModel* m, const mjData* d, const mjtNum* kact, int i) {
   mjtNum f = d->actuator_force_step[i];
   const mjtNum* range = m->actuator_forcerange + 2*i;
-  return m->actuator_forcelimited[i] && kact[i] > 0 && (f < range[0] || f > range[1]);
+  return m->actuator_forcelimited[i] && kact[i] > 0 && (f < range[0] || f > range[1]) &&
+         mjd_actuatorVelResolvable(m, d, i);
 }
 
 
