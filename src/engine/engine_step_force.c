@@ -43,15 +43,12 @@ void mj_stepForceEuler(const mjModel* m, mjData* d, const mjtNum* qacc) {
 
 
 
-// 1 if actuator i can be held at its forcerange by mj_stepForceLimit (force-limited and in K:
-// kact[i] > 0; one outside K, one clamped at the step's start among them, is stock's; and with a
-// velocity term the hold can take out of the step's matrix, mjd_actuatorVelResolvable) and its
-// applied force is beyond that range
+// 1 if actuator i is force-limited and in K (kact[i] > 0; one outside K, one clamped at the step's
+// start among them, is stock's) and its applied force is beyond that range
 static int crosses(const mjModel* m, const mjData* d, const mjtNum* kact, int i) {
   mjtNum f = d->actuator_force_step[i];
   const mjtNum* range = m->actuator_forcerange + 2*i;
-  return m->actuator_forcelimited[i] && kact[i] > 0 && (f < range[0] || f > range[1]) &&
-         mjd_actuatorVelResolvable(m, d, i);
+  return m->actuator_forcelimited[i] && kact[i] > 0 && (f < range[0] || f > range[1]);
 }
 
 
@@ -169,16 +166,21 @@ int mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
 
 
 
-// hold each actuator that is not held yet and crosses its forcerange at the bound it crossed
-static void holdCrossing(const mjModel* m, const mjData* d, const mjtNum* kact, int* isheld,
-                         mjtNum* held) {
+// hold each actuator that is not held yet and crosses its forcerange at the bound it crossed, if
+// the step can take its velocity term out of its matrix (mjd_actuatorVelResolvable; beyond it, its
+// applied force is reported as it is); returns the number of actuators it held
+static int holdCrossing(const mjModel* m, const mjData* d, const mjtNum* kact, int* isheld,
+                        mjtNum* held) {
+  int nheld = 0;
   for (int i=0; i<m->nu; i++) {
-    if (!isheld[i] && crosses(m, d, kact, i)) {
+    if (!isheld[i] && crosses(m, d, kact, i) && mjd_actuatorVelResolvable(m, d, i)) {
       const mjtNum* range = m->actuator_forcerange + 2*i;
       isheld[i] = 1;
       held[i] = d->actuator_force_step[i] < range[0] ? range[0] : range[1];
+      nheld++;
     }
   }
+  return nheld;
 }
 
 
@@ -202,9 +204,11 @@ void mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
   }
 
   // each pass holds the actuators that cross, at most nu passes (and nu more without the terms
-  // on several branches, if their update is singular)
+  // on several branches, if their update is singular); none left to hold ends it
   for (;;) {
-    holdCrossing(m, d, kact, isheld, held);
+    if (!holdCrossing(m, d, kact, isheld, held)) {
+      break;
+    }
 
     // the step's matrix and right side, with K (in scratch, qLU is kept)
     int nbranch = mj_implicitPosStep(m, d, mat, rhs, NULL, NULL, onpattern);

@@ -48,7 +48,9 @@ int mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
 // and its term of K out of the step's matrix, and the step is solved again into qacc, until no
 // other crosses.
 // Only actuators in K are held (kact > 0): one outside it, one clamped at the step's start among
-// them, is left as stock's step has it. The matrix is factored in scratch: d->qLU is kept.
+// them, is left as stock's step has it; so is one whose velocity term the step cannot take out of
+// its matrix (mjd_actuatorVelResolvable), its applied force reported as it is. The matrix is
+// factored in scratch: d->qLU is kept.
 // onpattern: the step left the terms on several branches out (mj_implicitPosSolveOnPattern), and
 // so does each solve here; after a singular update of them here, the step is solved again without
 // them (kact 0 for them) and the hold starts again from its forces.
