@@ -915,11 +915,11 @@ double RoundTripResidual(const mjModel* m, const mjData* pre, const mjData* d, m
 // qDeriv are the step's), has a symmetric part that is not positive definite: its velocity terms
 // then are not dissipative, and at high spin on small inertias the Coriolis and centrifugal
 // derivatives bring it near singular, where the step of either run can diverge (true for the
-// other integrators, which do not use it)
-bool StepMatrixPositive(const mjModel* m, const mjData* d) {
+// other integrators, which do not use it); a: scratch, resized to nv x nv
+bool StepMatrixPositive(const mjModel* m, const mjData* d, std::vector<double>& a) {
   if (m->opt.integrator != mjINT_IMPLICIT) return true;
   int nv = m->nv;
-  std::vector<double> a(nv * nv);
+  a.resize(nv * nv);
   mj_fullM(m, a.data(), d->qM);
   for (int i = 0; i < nv; ++i) {
     for (int k = d->D_rowadr[i]; k < d->D_rowadr[i] + d->D_rownnz[i]; ++k) {
@@ -940,9 +940,11 @@ bool StepMatrixPositive(const mjModel* m, const mjData* d) {
   return true;
 }
 
-// the three mjData of a run, made once per model (under ASan, mj_makeData dominates otherwise)
+// the three mjData of a run, made once per model (under ASan, mj_makeData dominates otherwise),
+// and the step matrix's scratch (StepMatrixPositive, each stable step)
 struct RunData {
   DataPtr d, pre, inv;
+  std::vector<double> matrix;
 };
 
 RunResult Simulate(mjModel* m, const Start& start, bool flag, bool roundtrip, int index,
@@ -981,7 +983,7 @@ RunResult Simulate(mjModel* m, const Start& start, bool flag, bool roundtrip, in
     r.resets += !stable;
     r.contact = r.contact || d->ncon > 0;
     // a reset clears qM: the step matrix of stable steps only
-    r.indefinite = r.indefinite || (stable && !StepMatrixPositive(m, d.get()));
+    r.indefinite = r.indefinite || (stable && !StepMatrixPositive(m, d.get(), data->matrix));
     for (int i = 0; i < m->nv; ++i) r.max_qacc = std::max(r.max_qacc, std::abs(d->qacc[i]));
     for (int w : bad) r.warnings += d->warning[w].number;
     r.hashes.push_back(HashState(m, d.get()));
