@@ -230,12 +230,12 @@ TEST_F(ImplicitPosGuardInput, ControlCheckedAfterClamping) {
   }
 }
 
-// Poisons the arrays that mjd_implicitPos reads per actuator (the model's, and the dof and
-// transmission scope that mj_resetData found), per control and per joint: each is
-// replaced by a copy one element longer, the extra element describing a stiff servo on dof 0
-// (actuator nu), a bad control (ctrl[nu]) and a stiff hinge spring on dof 0 (joint njnt), so that
-// a loop running one past the end changes K. The destructor puts the model's and data's own
-// arrays back.
+// Poisons the arrays that mjd_implicitPos reads per actuator (the model's, and the dof,
+// transmission scope and diagonal address that mj_resetData found), per control and per joint:
+// each is replaced by a copy one element longer, the extra element describing a stiff servo on
+// dof 0 (actuator nu), a bad control (ctrl[nu]) and a stiff hinge spring on dof 0 (joint njnt),
+// so that a loop running one past the end changes K. The destructor puts the model's and data's
+// own arrays back.
 class PoisonPastTheEnd {
  public:
   PoisonPastTheEnd(mjModel* m, mjData* d) {
@@ -256,6 +256,7 @@ class PoisonPastTheEnd {
     Extend(&d->actuator_force, &force_, nu, 1, 0.0);
     Extend(&d->actuator_posdof, &posdof_, nu, 1, 0);
     Extend(&d->actuator_postrn, &postrn_, nu, 1, mjPOSSCOPE_RESTORING);
+    Extend(&d->actuator_posdiag, &posdiag_, nu, 1, 0);
     Extend(&d->ctrl, &ctrl_, nu, 1, kNaN);
     Extend(&m->jnt_type, &jnt_type_, nj, 1, mjJNT_HINGE);
     Extend(&m->jnt_dofadr, &jnt_dofadr_, nj, 1, 0);
@@ -276,7 +277,7 @@ class PoisonPastTheEnd {
   }
 
   std::vector<int> trntype_, dyntype_, gaintype_, biastype_, trnid_, jnt_type_, jnt_dofadr_;
-  std::vector<int> posdof_, postrn_;
+  std::vector<int> posdof_, postrn_, posdiag_;
   std::vector<mjtByte> ctrllimited_, forcelimited_;
   std::vector<mjtNum> gainprm_, biasprm_, moment_, force_, ctrl_, jnt_stiffness_;
   std::vector<std::function<void()>> restore_;

@@ -242,9 +242,12 @@ TEST_F(ImplicitPosTendonScope, FoundAgainByResetData) {
 // is moved: from hinge a (as compiled) to hinge b (its term of K on b's dof, none on a's), to the
 // free joint (no length: out of K), back to b; or after its gain or bias type is made a user
 // term (GAINBIAS, out of K: the affine bias's slope would put kp gear^2 in K, and a fixed gain's
-// zero slope would report ZERO), on the free joint the transmission's code first; and
-// mj_resetData writing either array one past its end (each is replaced by a copy one element
-// longer whose last element must survive).
+// zero slope would report ZERO), on the free joint the transmission's code first; the address
+// of a position servo's diagonal element (actuator_posdiag) not that of its dof in the D-sparse
+// layout (rows of each dof's ancestors, itself and descendants, found here from dof_parentid),
+// or kept for an actuator that is no longer one (-1); and mj_resetData writing any of the three
+// arrays one past its end (each is replaced by a copy one element longer whose last element must
+// survive).
 TEST_F(ImplicitPosTendonScope, ActuatorStructureFoundAgainByResetData) {
   ModelPtr m = LoadModelOrFail(
       "<mujoco><option integrator=\"implicit\"/><worldbody>"
@@ -259,7 +262,22 @@ TEST_F(ImplicitPosTendonScope, ActuatorStructureFoundAgainByResetData) {
   ASSERT_EQ(nu, 1);
   const int sentinel = -12345;
   std::vector<int> posdof(nu + 1, sentinel), postrn(nu + 1, sentinel);
+  std::vector<int> posdiag(nu + 1, sentinel);
   int *own_dof = d->actuator_posdof, *own_trn = d->actuator_postrn;
+  int* own_diag = d->actuator_posdiag;
+
+  // the D-sparse address of each dof's diagonal element: its row after the rows before it, and
+  // after its ancestors within its row
+  std::vector<int> diag(nv);
+  for (int r = 0, adr = 0; r < nv; ++r) {
+    int ancestors = 0, descendants = 0;
+    for (int p = m->dof_parentid[r]; p >= 0; p = m->dof_parentid[p]) ++ancestors;
+    for (int c = r + 1; c < nv; ++c) {
+      for (int p = m->dof_parentid[c]; p >= 0; p = m->dof_parentid[p]) descendants += p == r;
+    }
+    diag[r] = adr + ancestors;
+    adr += ancestors + 1 + descendants;
+  }
   m->opt.enableflags |= mjENBL_IMPLICITPOS;
 
   const int fixed = mjGAIN_FIXED, user = mjGAIN_USER, affine = mjBIAS_AFFINE;
@@ -274,6 +292,8 @@ TEST_F(ImplicitPosTendonScope, ActuatorStructureFoundAgainByResetData) {
                {b, user, affine, mjPOSSCOPE_GAINBIAS},
                {b, fixed, mjBIAS_USER, mjPOSSCOPE_GAINBIAS},
                {f, user, affine, mjPOSSCOPE_TRANSMISSION},
+               {b, mjGAIN_AFFINE, affine, mjPOSSCOPE_RESTORING},
+               {b, fixed, mjBIAS_NONE, mjPOSSCOPE_ZERO},
                {b, fixed, affine, mjPOSSCOPE_RESTORING}};
   for (const auto& edit : edits) {
     m->actuator_trnid[0] = edit.joint;
@@ -281,13 +301,20 @@ TEST_F(ImplicitPosTendonScope, ActuatorStructureFoundAgainByResetData) {
     m->actuator_biastype[0] = edit.biastype;
     d->actuator_posdof = posdof.data();
     d->actuator_postrn = postrn.data();
+    d->actuator_posdiag = posdiag.data();
     mj_resetData(m.get(), d.get());
     d->actuator_posdof = own_dof;
     d->actuator_postrn = own_trn;
+    d->actuator_posdiag = own_diag;
     EXPECT_EQ(posdof[nu], sentinel) << "joint " << edit.joint;
     EXPECT_EQ(postrn[nu], sentinel) << "joint " << edit.joint;
+    EXPECT_EQ(posdiag[nu], sentinel) << "joint " << edit.joint;
+    bool servo = edit.scope == mjPOSSCOPE_RESTORING && edit.gaintype == fixed &&
+                 edit.biastype == affine;
+    EXPECT_EQ(posdiag[0], servo ? diag[m->jnt_dofadr[edit.joint]] : -1) << "joint " << edit.joint;
     std::copy(posdof.begin(), posdof.begin() + nu, own_dof);
     std::copy(postrn.begin(), postrn.begin() + nu, own_trn);
+    std::copy(posdiag.begin(), posdiag.begin() + nu, own_diag);
     mj_forward(m.get(), d.get());
     EXPECT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), edit.scope)
         << "joint " << edit.joint;

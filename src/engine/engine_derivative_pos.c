@@ -175,11 +175,18 @@ static int sparseAdr(const int* rownnz, const int* rowadr, const int* colind, in
 
 
 
-// add val to the diagonal element of row r of the D-sparse matrix matD: after the row's columns
-// below r, its ancestors (mj_makeMSparse), as many as the row of r in M holds besides it
-static inline void addDiagD(const mjModel* m, const mjData* d, mjtNum* matD, int r, mjtNum val) {
+// address of the diagonal element of row r in the D-sparse layout: after the row's columns below
+// r, its ancestors (mj_makeMSparse), as many as the row of r in M holds besides it
+static inline int diagD(const mjModel* m, const mjData* d, int r) {
   int end = r < m->nv - 1 ? m->dof_Madr[r+1] : m->nM;
-  matD[d->D_rowadr[r] + end - m->dof_Madr[r] - 1] += val;
+  return d->D_rowadr[r] + end - m->dof_Madr[r] - 1;
+}
+
+
+
+// add val to the diagonal element of row r of the D-sparse matrix matD
+static inline void addDiagD(const mjModel* m, const mjData* d, mjtNum* matD, int r, mjtNum val) {
+  matD[diagD(m, d, r)] += val;
 }
 
 
@@ -545,31 +552,40 @@ void mj_setActuatorPosScope(const mjModel* m, mjData* d) {
     return;
   }
 
-  // the transmission's scope, then a user gain or bias
+  // the D-sparse layout that the step makes (mj_makeMSparse)
+  int nv = m->nv;
+  mjMARKSTACK;
+  int* rownnz = nv ? (int*)mj_stackAlloc(d, nv) : NULL;
+  int* rowadr = nv ? (int*)mj_stackAlloc(d, nv) : NULL;
+  int* colind = nv ? (int*)mj_stackAlloc(d, m->nD) : NULL;
+  if (nv) {
+    mj_makeMSparse(m, d, rownnz, rowadr, colind);
+  }
+
+  // the transmission's scope, then a user gain or bias; a servo on one dof whose slope is its
+  // bias's: its dof's diagonal element in that layout
   for (int i=0; i<m->nu; i++) {
     int scope = transmissionScope(m, d, i);
     if (scope==mjPOSSCOPE_RESTORING && !closedForm(m, i)) {
       scope = mjPOSSCOPE_GAINBIAS;
     }
-    d->actuator_posdof[i] = mjd_actuatorDof(m, i);
+    int dof = mjd_actuatorDof(m, i);
+    d->actuator_posdof[i] = dof;
     d->actuator_postrn[i] = scope;
+    d->actuator_posdiag[i] = -1;
+    if (dof >= 0 && scope==mjPOSSCOPE_RESTORING && m->actuator_gaintype[i]==mjGAIN_FIXED &&
+        m->actuator_biastype[i]==mjBIAS_AFFINE) {
+      d->actuator_posdiag[i] = sparseAdr(rownnz, rowadr, colind, dof, dof);
+    }
   }
+  mjFREESTACK;
 }
 
 
 
-// scope of actuator i under mjENBL_IMPLICITPOS, given its slope s (actuatorSlope)
-static inline int actuatorScope(const mjModel* m, const mjData* d, int i, mjtNum s) {
-  // disabled actuation
-  if (mjDISABLED(mjDSBL_ACTUATION)) {
-    return mjPOSSCOPE_DISABLED;
-  }
-
-  // transmission, then a user gain or bias: model structure, found once by mj_resetData
-  if (d->actuator_postrn[i]!=mjPOSSCOPE_RESTORING) {
-    return d->actuator_postrn[i];
-  }
-
+// scope of actuator i under mjENBL_IMPLICITPOS from its force and its slope s (actuatorSlope),
+// for actuation enabled and a restoring structure (actuatorScope)
+static inline int actuatorScopeForce(const mjModel* m, const mjData* d, int i, mjtNum s) {
   // force on its clamp: zero derivative
   if (m->actuator_forcelimited[i]) {
     mjtNum force = d->actuator_force[i];
@@ -589,6 +605,22 @@ static inline int actuatorScope(const mjModel* m, const mjData* d, int i, mjtNum
     return mjPOSSCOPE_NONRESTORING;
   }
   return mjPOSSCOPE_RESTORING;
+}
+
+
+
+// scope of actuator i under mjENBL_IMPLICITPOS, given its slope s (actuatorSlope)
+static inline int actuatorScope(const mjModel* m, const mjData* d, int i, mjtNum s) {
+  // disabled actuation
+  if (mjDISABLED(mjDSBL_ACTUATION)) {
+    return mjPOSSCOPE_DISABLED;
+  }
+
+  // transmission, then a user gain or bias: model structure, found once by mj_resetData
+  if (d->actuator_postrn[i]!=mjPOSSCOPE_RESTORING) {
+    return d->actuator_postrn[i];
+  }
+  return actuatorScopeForce(m, d, i, s);
 }
 
 
@@ -1223,6 +1255,26 @@ static int actuatorRowTerm(const mjModel* m, const mjData* d, int i, mjtNum k, m
 
 
 
+// add the term of stiffness k of actuator i on one dof: sclK*k*gear^2 to matD at the address diag
+// of its dof's diagonal element, sclKv*k*gear^2*qvel to vec, k to kact (each NULL for none)
+static inline void addDofTerm(const mjModel* m, const mjData* d, mjtNum* matD, int diag,
+                              mjtNum sclK, mjtNum* vec, mjtNum sclKv, mjtNum* kact, int i,
+                              int dof, mjtNum k) {
+  if (kact) {
+    kact[i] = k;
+  }
+  mjtNum gear = d->actuator_moment[i*m->nv + dof];
+  mjtNum km = k * gear;
+  if (matD) {
+    matD[diag] += sclK * (km * gear);
+  }
+  if (vec) {
+    vec[dof] += sclKv * (km * (gear * d->qvel[dof]));
+  }
+}
+
+
+
 // add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec for K = -d qfrc_actuator / dq;
 // slopes and wten (mjENBL_POSWEIGHT; both given, or both NULL): the restoring slope of each
 // actuator (dofTerms) and the weight of each servo with a moment row (posWeights), with which the
@@ -1233,7 +1285,7 @@ static int actuatorRowTerm(const mjModel* m, const mjData* d, int i, mjtNum k, m
 static int mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
                             const mjtNum* wten, ctrlState* controls, mjtNum* matD, mjtNum sclK,
                             mjtNum* vec, mjtNum sclKv, mjtNum* kact, branchMode branch) {
-  int nv = m->nv, nbranch = 0;
+  int nbranch = 0;
 
   // weighted: the moment rows, each with its weight
   if (wten) {
@@ -1247,31 +1299,47 @@ static int mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
   }
 
   // unweighted: K += -slope * moment' * moment for each actuator in scope, the slope tested
-  // first (motors have none)
-  const mjtNum* qvel = d->qvel;
+  // first (motors have none); none with actuation disabled
+  if (mjDISABLED(mjDSBL_ACTUATION)) {
+    if (kact) {
+      mju_zero(kact, m->nu);
+    }
+    return 0;
+  }
   for (int i=0; i<m->nu; i++) {
-    mjtNum slope;
-    if (!actuatorRestoring(m, d, i, &slope, controls)) {
+    int dof = d->actuator_posdof[i], diag = d->actuator_posdiag[i];
+    mjtNum slope, gain;
+
+    // a servo of fixed gain and affine bias on one dof (actuator_posdiag, found by mj_resetData
+    // with its structure's scope): its bias's slope and its force's scope, its dof's diagonal
+    // element at that address
+    if (diag >= 0) {
+      termSlopes(m, d, i, mjBIAS_AFFINE, mjGAIN_FIXED, &slope, &gain);
+      if (slope < 0 && actuatorScopeForce(m, d, i, slope)==mjPOSSCOPE_RESTORING) {
+        addDofTerm(m, d, matD, diag, sclK, vec, sclKv, kact, i, dof, -slope);
+      } else if (kact) {
+        kact[i] = 0;
+      }
       continue;
     }
 
-    // a moment row, or one dof: one diagonal element
-    int dof = d->actuator_posdof[i];
-    mjtNum k = -slope;
-    if (dof < 0) {
-      nbranch += actuatorRowTerm(m, d, i, k, matD, sclK, vec, sclKv, kact, branch);
+    // any other: its slope and scope (actuatorRestoring)
+    if (!actuatorRestoring(m, d, i, &slope, controls)) {
+      if (kact) {
+        kact[i] = 0;
+      }
       continue;
     }
-    if (kact) {
-      kact[i] = k;
-    }
-    mjtNum gear = d->actuator_moment[i*nv + dof];
-    mjtNum km = k * gear;
-    if (matD) {
-      addDiagD(m, d, matD, dof, sclK * (km * gear));
-    }
-    if (vec) {
-      vec[dof] += sclKv * (km * (gear * qvel[dof]));
+
+    // a moment row (kact 0 if it is left out), or one dof: one diagonal element
+    if (dof < 0) {
+      if (kact) {
+        kact[i] = 0;
+      }
+      nbranch += actuatorRowTerm(m, d, i, -slope, matD, sclK, vec, sclKv, kact, branch);
+    } else {
+      addDofTerm(m, d, matD, matD ? diagD(m, d, dof) : -1, sclK, vec, sclKv, kact, i, dof,
+                 -slope);
     }
   }
   return nbranch;
@@ -1281,12 +1349,14 @@ static int mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
 
 // add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec for K = -d qfrc_passive / dq: the
 // stiffness of every joint, diagonal: exact for hinges, slides and a free joint's translation, the
-// small-angle term for rotations (ball, free); kspring (NULL for none): each spring's stiffness
-static void mjd_passive_pos(const mjModel* m, const mjData* d,
-                            mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv,
-                            mjtNum* kspring) {
+// small-angle term for rotations (ball, free); kspring (NULL for none): each spring's stiffness,
+// set only if there is one; returns the number of springs added
+static int mjd_passive_pos(const mjModel* m, const mjData* d,
+                           mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv,
+                           mjtNum* kspring) {
+  int nspring = 0;
   if (mjDISABLED(mjDSBL_PASSIVE)) {
-    return;
+    return 0;
   }
   for (int j=0; j<m->njnt; j++) {
     // most joints have no spring
@@ -1294,6 +1364,10 @@ static void mjd_passive_pos(const mjModel* m, const mjData* d,
       continue;
     }
     mjtNum stiffness = m->jnt_stiffness[j];
+    if (kspring && !nspring) {
+      mju_zero(kspring, m->nv);
+    }
+    nspring++;
     for (int dof=m->jnt_dofadr[j]; dof<m->jnt_dofadr[j]+jointDofs(m, j); dof++) {
       if (kspring) {
         kspring[dof] = stiffness;
@@ -1306,6 +1380,7 @@ static void mjd_passive_pos(const mjModel* m, const mjData* d,
       }
     }
   }
+  return nspring;
 }
 
 
@@ -1333,9 +1408,10 @@ static void mjd_dof_pos(const mjModel* m, const mjData* d, const mjtNum* kdof,
 
 
 // the stiffness of the terms of mjd_dof_pos, each with its dof's weight wdof: kact of the joint
-// servos (-slope), kspring of the springs
-static void mjd_dof_terms(const mjModel* m, const mjData* d, const mjtNum* slope,
-                          const mjtNum* wdof, mjtNum* kact, mjtNum* kspring) {
+// servos (-slope), kspring of the springs; returns the number of springs
+static int mjd_dof_terms(const mjModel* m, const mjData* d, const mjtNum* slope,
+                         const mjtNum* wdof, mjtNum* kact, mjtNum* kspring) {
+  int nspring = 0;
   for (int i=0; i<m->nu && kact; i++) {
     int dof = d->actuator_posdof[i];
     if (slope[i] < 0 && dof >= 0) {
@@ -1344,11 +1420,13 @@ static void mjd_dof_terms(const mjModel* m, const mjData* d, const mjtNum* slope
   }
   for (int j=0; j<m->njnt && kspring && !mjDISABLED(mjDSBL_PASSIVE); j++) {
     if (m->jnt_stiffness[j] && jointPosScope(m, j)==mjPOSSCOPE_RESTORING) {
+      nspring++;
       for (int dof=m->jnt_dofadr[j]; dof<m->jnt_dofadr[j]+jointDofs(m, j); dof++) {
         kspring[dof] = wdof[dof] * m->jnt_stiffness[j];
       }
     }
   }
+  return nspring;
 }
 
 
@@ -1359,12 +1437,12 @@ static void mjd_dof_terms(const mjModel* m, const mjData* d, const mjtNum* slope
 // branch: what becomes of the terms on several branches (branchMode)
 static int implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
                             mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring,
-                            branchMode branch);
+                            int* nspring, branchMode branch);
 
 // add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec, K = -d(qfrc_actuator+qfrc_passive)/dq
 void mjd_implicitPos(const mjModel* m, mjData* d,
                      mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
-  implicitPosTerms(m, d, matD, sclK, vec, sclKv, NULL, NULL, BRANCH_SOLVE);
+  implicitPosTerms(m, d, matD, sclK, vec, sclKv, NULL, NULL, NULL, BRANCH_SOLVE);
 }
 
 
@@ -1373,8 +1451,9 @@ void mjd_implicitPos(const mjModel* m, mjData* d,
 // kspring (nv); returns the number of terms on several branches, left out of matD with the part of
 // their velocity term that matD held (mj_implicitPosCross applies both)
 int mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
-                        mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring) {
-  return implicitPosTerms(m, d, matD, sclK, vec, sclKv, kact, kspring, BRANCH_SWAP);
+                        mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring,
+                        int* nspring) {
+  return implicitPosTerms(m, d, matD, sclK, vec, sclKv, kact, kspring, nspring, BRANCH_SWAP);
 }
 
 
@@ -1391,7 +1470,7 @@ int mj_implicitPosStep(const mjModel* m, mjData* d, mjtNum* mat, mjtNum* rhs, mj
   mju_add(rhs, d->qfrc_smooth, d->qfrc_constraint, m->nv);
 
   // the terms of K, those on several branches left to the solve or left out
-  return implicitPosTerms(m, d, mat, h*h, rhs, -h, kact, kspring,
+  return implicitPosTerms(m, d, mat, h*h, rhs, -h, kact, kspring, NULL,
                           onpattern ? BRANCH_OMIT : BRANCH_SWAP);
 }
 
@@ -1399,22 +1478,26 @@ int mj_implicitPosStep(const mjModel* m, mjData* d, mjtNum* mat, mjtNum* rhs, mj
 
 static int implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
                             mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring,
-                            branchMode branch) {
+                            int* nspring, branchMode branch) {
   ctrlState controls = CTRL_UNCHECKED;  // their check (actuatorInput)
   int nbranch = 0;
+
+  // unweighted: by force class (mjd_actuator_pos sets kact of every actuator)
+  if (!mjENABLED(mjENBL_POSWEIGHT)) {
+    nbranch = mjd_actuator_pos(m, d, NULL, NULL, &controls, matD, sclK, vec, sclKv, kact,
+                               branch);
+    int n = mjd_passive_pos(m, d, matD, sclK, vec, sclKv, kspring);
+    if (nspring) {
+      *nspring = n;
+    }
+    return nbranch;
+  }
+
   if (kact) {
     mju_zero(kact, m->nu);
   }
   if (kspring) {
     mju_zero(kspring, m->nv);
-  }
-
-  // unweighted: by force class
-  if (!mjENABLED(mjENBL_POSWEIGHT)) {
-    nbranch = mjd_actuator_pos(m, d, NULL, NULL, &controls, matD, sclK, vec, sclKv, kact,
-                               branch);
-    mjd_passive_pos(m, d, matD, sclK, vec, sclKv, kspring);
-    return nbranch;
   }
 
   // weighted: the slopes found once, the terms on each dof summed, every term's weight (the
@@ -1428,7 +1511,10 @@ static int implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sc
   int ntendon = dofTerms(m, d, &controls, slope, kdof);
   posWeights(m, d, kdof, slope, &controls, d->dof_posweightcache, kdof + 2*nv, wten, scratch);
   mjd_dof_pos(m, d, kdof, kdof + 2*nv, matD, sclK, vec, sclKv);
-  mjd_dof_terms(m, d, slope, kdof + 2*nv, kact, kspring);
+  int n = mjd_dof_terms(m, d, slope, kdof + 2*nv, kact, kspring);
+  if (nspring) {
+    *nspring = n;
+  }
   if (ntendon) {
     nbranch = mjd_actuator_pos(m, d, slope, wten, &controls, matD, sclK, vec, sclKv, kact,
                                branch);

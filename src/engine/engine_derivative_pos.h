@@ -47,9 +47,11 @@ MJAPI void mjd_implicitPos(const mjModel* m, mjData* d,
 // kspring: nv; 0 for a force outside K); either may be NULL. Returns the number of terms on
 // several branches, which are in vec but not in matD; for those, matD (the step's M - h qDeriv)
 // also loses the part of their velocity term -h dfdv m'm on its pattern, which qDeriv holds: the
-// solve applies their whole term, K and velocity (mj_implicitPosCross).
+// solve applies their whole term, K and velocity (mj_implicitPosCross). nspring (NULL for none):
+// the number of springs in K, with kspring (0 without it); kspring is set only when it is not 0.
 int mj_implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
-                        mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring);
+                        mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring,
+                        int* nspring);
 
 // The terms on several branches (kact of mj_implicitPosTerms) in a solve: given res = A^-1 b,
 // with A factorized by mju_factorLUSparse into LU (D sparsity), sets res to
@@ -163,8 +165,11 @@ void mj_setTendonPosScope(const mjModel* m, mjData* d);
 
 // Each actuator's dof (mjd_actuatorDof) and the scope of its structure (mjtPosScope: its
 // transmission's, then mjPOSSCOPE_GAINBIAS for a user gain or bias), kept in d->actuator_posdof
-// and d->actuator_postrn. They depend on the model's structure only and are set by mj_resetData,
-// after the tendons' scope; a model of sizes only leaves them as they are.
+// and d->actuator_postrn; for a servo on one dof, restoring, of fixed gain and affine bias (its
+// slope is its bias's), the address of its dof's diagonal element in the D-sparse layout of
+// mj_makeMSparse in d->actuator_posdiag, -1 for any other actuator. They depend on the model's
+// structure only and are set by mj_resetData, after the tendons' scope; a model of sizes only
+// leaves them as they are.
 void mj_setActuatorPosScope(const mjModel* m, mjData* d);
 
 // Input that multiplies the gain of actuator i in mj_fwdActuation: its activation, or its ctrl

@@ -89,7 +89,7 @@ void mj_discreteAcc(const mjModel* m, mjData* d) {
         mju_copy(save+nu+nv, d->act_dot, na);
         mj_fwdActuation(m, d);
 
-        nbranch = mj_implicitPosTerms(m, d, MhD, h*h, qfrc, h, kact, NULL);
+        nbranch = mj_implicitPosTerms(m, d, MhD, h*h, qfrc, h, kact, NULL, NULL);
 
         mju_copy(d->actuator_force, save, nu);
         mju_copy(d->qfrc_actuator, save+nu, nv);
