@@ -158,9 +158,9 @@ def test_step_force_is_readable_and_is_the_applied_force():
 
 def test_pickled_data_keeps_the_scope_and_steps_alike():
   # Unpickling builds mjData from the model's sizes alone, without its arrays, then reads every
-  # array of mjData: the scope of each tendon and each actuator's dof and transmission, which
-  # mj_resetData finds from the model's arrays, come from the pickle, and the copy steps as the
-  # original.
+  # array of mjData: the scope of each tendon and each actuator's dof, transmission and diagonal
+  # address, which mj_resetData finds from the model's arrays, come from the pickle, and the copy
+  # steps as the original.
   model = mujoco.MjModel.from_xml_string("""
 <mujoco>
   <option integrator="implicit" timestep="0.005"><flag implicitpos="enable"/></option>
@@ -179,6 +179,8 @@ def test_pickled_data_keeps_the_scope_and_steps_alike():
   np.testing.assert_array_equal(copy.ten_posscope, data.ten_posscope)
   np.testing.assert_array_equal(copy.actuator_posdof, [-1, 1])
   np.testing.assert_array_equal(copy.actuator_postrn, data.actuator_postrn)
+  # the joint servo's diagonal element in the D-sparse layout: rows 0 (a, b) and 1 (a, b)
+  np.testing.assert_array_equal(copy.actuator_posdiag, [-1, 3])
   for _ in range(20):
     mujoco.mj_step(model, data)
     mujoco.mj_step(model, copy)

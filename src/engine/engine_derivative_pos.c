@@ -1275,31 +1275,34 @@ static inline void addDofTerm(const mjModel* m, const mjData* d, mjtNum* matD, i
 
 
 
-// add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec for K = -d qfrc_actuator / dq;
-// slopes and wten (mjENBL_POSWEIGHT; both given, or both NULL): the restoring slope of each
-// actuator (dofTerms) and the weight of each servo with a moment row (posWeights), with which the
-// servos on one dof are left to mjd_dof_pos, which weighs them together with their dof's spring;
-// kact (NULL for none): the stiffness of each term added, -slope times its weight; returns the
-// number of terms whose moment is on several branches (branchMode; BRANCH_OMIT leaves them out,
-// with kact 0: actuatorRowTerm)
-static int mjd_actuator_pos(const mjModel* m, mjData* d, const mjtNum* slopes,
-                            const mjtNum* wten, ctrlState* controls, mjtNum* matD, mjtNum sclK,
-                            mjtNum* vec, mjtNum sclKv, mjtNum* kact, branchMode branch) {
+// mjd_actuator_pos under mjENBL_POSWEIGHT, for the servos with a moment row only: slopes, the
+// restoring slope of each actuator (dofTerms), and wten, the weight of each servo with a moment
+// row (posWeights); the servos on one dof are left to mjd_dof_pos, which weighs them together
+// with their dof's spring; kact: -slope times its weight
+static int mjd_actuator_rows(const mjModel* m, mjData* d, const mjtNum* slopes,
+                             const mjtNum* wten, mjtNum* matD, mjtNum sclK, mjtNum* vec,
+                             mjtNum sclKv, mjtNum* kact, branchMode branch) {
   int nbranch = 0;
-
-  // weighted: the moment rows, each with its weight
-  if (wten) {
-    for (int i=0; i<m->nu; i++) {
-      if (slopes[i] < 0 && d->actuator_posdof[i] < 0) {
-        nbranch += actuatorRowTerm(m, d, i, -(slopes[i] * wten[i]), matD, sclK, vec, sclKv,
-                                   kact, branch);
-      }
+  for (int i=0; i<m->nu; i++) {
+    if (slopes[i] < 0 && d->actuator_posdof[i] < 0) {
+      nbranch += actuatorRowTerm(m, d, i, -(slopes[i] * wten[i]), matD, sclK, vec, sclKv,
+                                 kact, branch);
     }
-    return nbranch;
   }
+  return nbranch;
+}
 
-  // unweighted: K += -slope * moment' * moment for each actuator in scope, the slope tested
-  // first (motors have none); none with actuation disabled
+
+
+// add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec for K = -d qfrc_actuator / dq, and
+// the stiffness of each term added to kact (NULL for none): K += -slope * moment' * moment for
+// each actuator in scope, the slope tested first (motors have none); none with actuation
+// disabled; returns the number of terms whose moment is on several branches (branchMode;
+// BRANCH_OMIT leaves them out, with kact 0: actuatorRowTerm)
+static int mjd_actuator_pos(const mjModel* m, mjData* d, ctrlState* controls, mjtNum* matD,
+                            mjtNum sclK, mjtNum* vec, mjtNum sclKv, mjtNum* kact,
+                            branchMode branch) {
+  int nbranch = 0;
   if (mjDISABLED(mjDSBL_ACTUATION)) {
     if (kact) {
       mju_zero(kact, m->nu);
@@ -1484,8 +1487,7 @@ static int implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sc
 
   // unweighted: by force class (mjd_actuator_pos sets kact of every actuator)
   if (!mjENABLED(mjENBL_POSWEIGHT)) {
-    nbranch = mjd_actuator_pos(m, d, NULL, NULL, &controls, matD, sclK, vec, sclKv, kact,
-                               branch);
+    nbranch = mjd_actuator_pos(m, d, &controls, matD, sclK, vec, sclKv, kact, branch);
     int n = mjd_passive_pos(m, d, matD, sclK, vec, sclKv, kspring);
     if (nspring) {
       *nspring = n;
@@ -1516,8 +1518,7 @@ static int implicitPosTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sc
     *nspring = n;
   }
   if (ntendon) {
-    nbranch = mjd_actuator_pos(m, d, slope, wten, &controls, matD, sclK, vec, sclKv, kact,
-                               branch);
+    nbranch = mjd_actuator_rows(m, d, slope, wten, matD, sclK, vec, sclKv, kact, branch);
   }
   mjFREESTACK;
   return nbranch;
