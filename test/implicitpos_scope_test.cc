@@ -330,6 +330,46 @@ TEST_F(ImplicitPosTendonScope, ActuatorStructureFoundAgainByResetData) {
   }
 }
 
+// Catches: the D layout's scratch taken by mj_resetData where the stack cannot hold it (3 nv + nD
+// mjtNums: mj_makeMSparse takes nv more), an error where stock resets; or not taken where it
+// can, so that the servo finds no address; or counted in maxuse_stack, which stock's reset leaves
+// 0. With room for it exactly the servo has its address, with one mjtNum less none (-1), and its
+// term of K is the same either way (the step's general path).
+TEST_F(ImplicitPosTendonScope, DiagonalAddressOnlyWhereTheStackHoldsTheLayout) {
+  ModelPtr m = LoadModelOrFail(
+      "<mujoco><option integrator=\"implicit\"><flag implicitpos=\"enable\"/></option>"
+      "<worldbody><body><joint axis=\"0 1 0\"/><geom size=\".1\"/>"
+      "<body pos=\"0 0 -.3\"><joint name=\"b\" axis=\"0 1 0\"/><geom size=\".1\"/>"
+      "</body></body></worldbody>"
+      "<actuator><position joint=\"b\" kp=\"100\" gear=\"2\"/></actuator></mujoco>");
+  ASSERT_NE(m, nullptr);
+  DataPtr d(mj_makeData(m.get()));
+  int nv = m->nv, need = 3 * nv + m->nD, own = d->nstack;
+  ASSERT_GE(own, need);
+  std::vector<mjtNum> stepped[2];
+  for (int room : {need, need - 1}) {
+    d->nstack = room;
+    mj_resetData(m.get(), d.get());
+    d->nstack = own;
+    EXPECT_EQ(d->maxuse_stack, 0) << room;
+    EXPECT_EQ(d->actuator_posdiag[0], room == need ? 3 : -1) << room;  // rows (0, 1), (0, 1)
+
+    // K times unit velocities: kp gear^2 on b's dof alone
+    mj_forward(m.get(), d.get());
+    std::vector<mjtNum> vec(nv, 0);
+    std::fill(d->qvel, d->qvel + nv, 1.0);
+    mjd_implicitPos(m.get(), d.get(), nullptr, 0, vec.data(), 1);
+    EXPECT_EQ(vec[0], 0) << room;
+    EXPECT_EQ(vec[1], 400) << room;
+
+    // the step from a unit error, by its matrix: the same with the address or without
+    d->ctrl[0] = 1;
+    for (int i = 0; i < 5; ++i) mj_step(m.get(), d.get());
+    stepped[room == need].assign(d->qpos, d->qpos + m->nq);
+  }
+  EXPECT_EQ(stepped[0], stepped[1]);
+}
+
 // Catches: mj_resetData reading the absent arrays of a model of sizes only, as the Python
 // bindings' unpickling makes one (its sizes, then mj_makeData, then every mjData array read from
 // the pickle), in the passes that find the tendons' scope and the actuators' dof and transmission

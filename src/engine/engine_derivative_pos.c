@@ -552,13 +552,17 @@ void mj_setActuatorPosScope(const mjModel* m, mjData* d) {
     return;
   }
 
-  // the D-sparse layout that the step makes (mj_makeMSparse)
-  int nv = m->nv;
+  // the D-sparse layout that the step makes (mj_makeMSparse), in scratch where the stack holds
+  // it (3 nv + nD, as mj_makeMSparse takes nv more; a model's default stack holds 5 nv^2; else
+  // no address, and every actuator takes the step's general path); the reset's scratch is not
+  // counted as the simulation's use of the stack (maxuse_stack, which stock's reset leaves 0)
+  int nv = m->nv, maxuse = d->maxuse_stack;
+  int layout = nv > 0 && d->nstack - d->pstack >= 3*nv + m->nD;
   mjMARKSTACK;
-  int* rownnz = nv ? (int*)mj_stackAlloc(d, nv) : NULL;
-  int* rowadr = nv ? (int*)mj_stackAlloc(d, nv) : NULL;
-  int* colind = nv ? (int*)mj_stackAlloc(d, m->nD) : NULL;
-  if (nv) {
+  int* rownnz = layout ? (int*)mj_stackAlloc(d, nv) : NULL;
+  int* rowadr = layout ? (int*)mj_stackAlloc(d, nv) : NULL;
+  int* colind = layout ? (int*)mj_stackAlloc(d, m->nD) : NULL;
+  if (layout) {
     mj_makeMSparse(m, d, rownnz, rowadr, colind);
   }
 
@@ -573,12 +577,13 @@ void mj_setActuatorPosScope(const mjModel* m, mjData* d) {
     d->actuator_posdof[i] = dof;
     d->actuator_postrn[i] = scope;
     d->actuator_posdiag[i] = -1;
-    if (dof >= 0 && scope==mjPOSSCOPE_RESTORING && m->actuator_gaintype[i]==mjGAIN_FIXED &&
-        m->actuator_biastype[i]==mjBIAS_AFFINE) {
+    if (layout && dof >= 0 && scope==mjPOSSCOPE_RESTORING &&
+        m->actuator_gaintype[i]==mjGAIN_FIXED && m->actuator_biastype[i]==mjBIAS_AFFINE) {
       d->actuator_posdiag[i] = sparseAdr(rownnz, rowadr, colind, dof, dof);
     }
   }
   mjFREESTACK;
+  d->maxuse_stack = maxuse;
 }
 
 
