@@ -808,8 +808,9 @@ struct RunResult {
   bool indefinite = false;            // M - h qDeriv of some step not positive definite
 };
 
-// One StepStable step, or mj_inverse; false if MuJoCo raised mju_error (error_message). No
-// object with a destructor lives between setjmp and the engine.
+// One StepStable step, or one call of the engine (mj_forward, mj_inverse); false if MuJoCo
+// raised mju_error (error_message). No object with a destructor lives between setjmp and the
+// engine.
 bool GuardedStep(const mjModel* m, mjData* d, bool* stable) {
   if (setjmp(error_jump)) return false;
   error_armed = true;
@@ -818,18 +819,10 @@ bool GuardedStep(const mjModel* m, mjData* d, bool* stable) {
   return true;
 }
 
-bool GuardedForward(const mjModel* m, mjData* d) {
+bool Guarded(void (*call)(const mjModel*, mjData*), const mjModel* m, mjData* d) {
   if (setjmp(error_jump)) return false;
   error_armed = true;
-  mj_forward(m, d);
-  error_armed = false;
-  return true;
-}
-
-bool GuardedInverse(const mjModel* m, mjData* d) {
-  if (setjmp(error_jump)) return false;
-  error_armed = true;
-  mj_inverse(m, d);
+  call(m, d);
   error_armed = false;
   return true;
 }
@@ -868,7 +861,7 @@ double RoundTripResidual(const mjModel* m, const mjData* pre, const mjData* d, m
   mju_copy(inv->ctrl, pre->ctrl, m->nu);
   mju_copy(inv->qfrc_applied, pre->qfrc_applied, nv);
   for (int i = 0; i < nv; ++i) inv->qacc[i] = (d->qvel[i] - pre->qvel[i]) / h;
-  if (!GuardedInverse(m, inv)) return std::numeric_limits<double>::quiet_NaN();
+  if (!Guarded(mj_inverse, m, inv)) return std::numeric_limits<double>::quiet_NaN();
 
   // the scale: each term of the balance, bounded where the step folds it in (RelDiff would divide
   // by the applied force alone, which may be zero or denormal here), and gravity's torques before
@@ -1051,7 +1044,7 @@ void CheckScopeAtStart(const mjModel* m, const Start& start, mjData* d, int inde
   // stock 2.2.2's own mju_error in mj_forward (e.g. "Rank-defficient Hessian in HessianDirect"
   // from the Newton solver on some sparse models, --seed=9 --model=14276): nothing to compare;
   // the runs then record it where the step raises it
-  if (!GuardedForward(m, d)) return;
+  if (!Guarded(mj_forward, m, d)) return;
   for (int i = 0; i < m->nu; ++i) {
     if (Muscle(m, i)) {
       double below, above;
