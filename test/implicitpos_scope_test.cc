@@ -370,6 +370,18 @@ TEST_F(ImplicitPosTendonScope, DiagonalAddressOnlyWhereTheStackHoldsTheLayout) {
   EXPECT_EQ(stepped[0], stepped[1]);
 }
 
+// Catches: a model of one dof left without its servo's address, which its D layout has (the one
+// element 0): the layout found only from two dofs on.
+TEST_F(ImplicitPosTendonScope, DiagonalAddressOfOneDof) {
+  ModelPtr m = LoadModelOrFail(
+      "<mujoco><worldbody><body><joint name=\"a\" axis=\"0 1 0\"/><geom size=\".1\"/>"
+      "</body></worldbody><actuator><position joint=\"a\" kp=\"100\"/></actuator></mujoco>");
+  ASSERT_NE(m, nullptr);
+  ASSERT_EQ(m->nv, 1);
+  DataPtr d(mj_makeData(m.get()));
+  EXPECT_EQ(d->actuator_posdiag[0], 0);
+}
+
 // Catches: mj_resetData reading the absent arrays of a model of sizes only, as the Python
 // bindings' unpickling makes one (its sizes, then mj_makeData, then every mjData array read from
 // the pickle), in the passes that find the tendons' scope and the actuators' dof and transmission

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -442,6 +443,24 @@ TEST_F(ImplicitPosStepForce, DisabledActuationAppliesNoActuatorForce) {
     m->opt.disableflags &= ~mjDSBL_ACTUATION;
     for (int i = 0; i < m->nu; ++i) EXPECT_EQ(d->actuator_force_step[i], 0) << name;
     for (int i = 0; i < m->nv; ++i) EXPECT_EQ(d->qfrc_actuator_step[i], 0) << name;
+    EXPECT_LE(RelDiff(ReportedForce(m, d.get()), MomentumChange(m, start, d.get())), 1e-10)
+        << name;
+  });
+}
+
+// Catches: a spring's term reported with passive forces disabled (mjDSBL_PASSIVE): the step then
+// has no spring in K, and reads no stiffness of one (kspring, which it sets only when a spring is
+// in K). The MuJoCo stack is filled with NaN before the step, so that a stiffness read where none
+// was set shows in the smooth force.
+TEST_F(ImplicitPosStepForce, DisabledPassiveAppliesNoSpringTerm) {
+  ForEachStep([](const std::string& name, mjModel* m, const Integration& s, mjData* start,
+                 mjData*) {
+    m->opt.disableflags |= mjDSBL_PASSIVE;
+    DataPtr d(mj_makeData(m));
+    mj_copyData(d.get(), m, start);
+    std::fill(d->stack, d->stack + d->nstack, std::numeric_limits<mjtNum>::quiet_NaN());
+    mj_step(m, d.get());
+    m->opt.disableflags &= ~mjDSBL_PASSIVE;
     EXPECT_LE(RelDiff(ReportedForce(m, d.get()), MomentumChange(m, start, d.get())), 1e-10)
         << name;
   });
