@@ -259,6 +259,20 @@ void ForEachStep(Check check) {
   }
 }
 
+// one step from start with the disable flag set, into a new mjData; poison: the MuJoCo stack
+// filled with NaN before the step, so that a value the step reads before setting it shows
+DataPtr StepDisabled(mjModel* m, const mjData* start, int flag, bool poison) {
+  m->opt.disableflags |= flag;
+  DataPtr d(mj_makeData(m));
+  mj_copyData(d.get(), m, start);
+  if (poison) {
+    std::fill(d->stack, d->stack + d->nstack, std::numeric_limits<mjtNum>::quiet_NaN());
+  }
+  mj_step(m, d.get());
+  m->opt.disableflags &= ~flag;
+  return d;
+}
+
 // fails on a MuJoCo warning outside a WarningCapture
 class ImplicitPosStepForce : public MujocoTest {};
 
@@ -436,11 +450,7 @@ TEST_F(ImplicitPosStepForce, ForceLimitedServosHeldAtTheirRange) {
 TEST_F(ImplicitPosStepForce, DisabledActuationAppliesNoActuatorForce) {
   ForEachStep([](const std::string& name, mjModel* m, const Integration& s, mjData* start,
                  mjData*) {
-    m->opt.disableflags |= mjDSBL_ACTUATION;
-    DataPtr d(mj_makeData(m));
-    mj_copyData(d.get(), m, start);
-    mj_step(m, d.get());
-    m->opt.disableflags &= ~mjDSBL_ACTUATION;
+    DataPtr d = StepDisabled(m, start, mjDSBL_ACTUATION, false);
     for (int i = 0; i < m->nu; ++i) EXPECT_EQ(d->actuator_force_step[i], 0) << name;
     for (int i = 0; i < m->nv; ++i) EXPECT_EQ(d->qfrc_actuator_step[i], 0) << name;
     EXPECT_LE(RelDiff(ReportedForce(m, d.get()), MomentumChange(m, start, d.get())), 1e-10)
@@ -455,12 +465,7 @@ TEST_F(ImplicitPosStepForce, DisabledActuationAppliesNoActuatorForce) {
 TEST_F(ImplicitPosStepForce, DisabledPassiveAppliesNoSpringTerm) {
   ForEachStep([](const std::string& name, mjModel* m, const Integration& s, mjData* start,
                  mjData*) {
-    m->opt.disableflags |= mjDSBL_PASSIVE;
-    DataPtr d(mj_makeData(m));
-    mj_copyData(d.get(), m, start);
-    std::fill(d->stack, d->stack + d->nstack, std::numeric_limits<mjtNum>::quiet_NaN());
-    mj_step(m, d.get());
-    m->opt.disableflags &= ~mjDSBL_PASSIVE;
+    DataPtr d = StepDisabled(m, start, mjDSBL_PASSIVE, true);
     EXPECT_LE(RelDiff(ReportedForce(m, d.get()), MomentumChange(m, start, d.get())), 1e-10)
         << name;
   });
