@@ -27,12 +27,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -64,6 +66,40 @@ double CallgrindTotal(const std::string& path) {
   double total = -1;
   for (std::string line; std::getline(f, line);) {
     if (line.rfind("totals:", 0) == 0) total = std::strtod(line.c_str() + 7, nullptr);
+  }
+  return total;
+}
+
+// the inclusive count of function fn in a callgrind output file, or -1 if it is not there: every
+// cost line of its blocks, its own lines wherever inlined code puts them (fi=, fe=) and the
+// inclusive lines of its calls (after calls=); one event (Ir), names compressed as "(id) name"
+double CallgrindInclusive(const std::string& path, const std::string& fn) {
+  std::ifstream f(path);
+  std::map<std::string, std::string> names;  // "(id)" -> name
+  double total = -1;
+  bool in = false;
+  for (std::string line; std::getline(f, line);) {
+    bool is_fn = line.rfind("fn=", 0) == 0;
+    if (is_fn || line.rfind("cfn=", 0) == 0) {
+      std::string spec = line.substr(is_fn ? 3 : 4), name = spec;
+      if (!spec.empty() && spec[0] == '(') {
+        size_t close = spec.find(')');
+        std::string id = spec.substr(0, close + 1);
+        if (close + 1 < spec.size()) names[id] = spec.substr(close + 2);
+        name = names[id];
+      }
+      if (is_fn) {
+        in = name == fn;
+        if (in && total < 0) total = 0;
+      }
+      continue;
+    }
+    if (!in || line.empty()) continue;
+    char c = line[0];
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '*') {
+      size_t space = line.find(' ');
+      if (space != std::string::npos) total += std::strtod(line.c_str() + space, nullptr);
+    }
   }
   return total;
 }
@@ -110,6 +146,8 @@ void Collect(CallgrindRun* r, int status, bool* failed) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - r->start).count();
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && total >= 0) {
     r->c->instr[r->on] = total / kBatchSteps;
+    double outputs = CallgrindInclusive(r->out, "mj_stepForceImplicit");
+    r->c->outputs[r->on] = outputs >= 0 ? outputs / kBatchSteps : NAN;
     std::printf("mjpos_bench: callgrind %s, flag %s: %s instructions per step (%.1f s)\n",
                 r->c->name.c_str(), r->on ? "on" : "off", Count(r->c->instr[r->on]).c_str(),
                 seconds);

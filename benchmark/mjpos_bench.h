@@ -160,6 +160,8 @@ struct Case {
   std::vector<double> cpu[2];
   std::vector<double> wall[2];
   double instr[2] = {NAN, NAN};  // instructions per step inside mj_step (callgrind)
+  // of them, inside mj_stepForceImplicit (the step's applied force: the mjData *_step outputs)
+  double outputs[2] = {NAN, NAN};
 };
 using Cases = std::vector<std::unique_ptr<Case>>;
 
@@ -184,7 +186,7 @@ bool WriteState(const std::string& path, const Case& c);
 
 //------------------------------------ callgrind.cc: part 1, instructions -------------------------
 
-// Fills Case::instr of the cases selected by opt.callgrind, running this program under callgrind
+// Fills Case::instr and Case::outputs of the cases selected by opt.callgrind, running this program under callgrind
 // in --profile mode. Returns the note for the table, empty if nothing was selected; *failed if
 // valgrind ran but a run failed.
 std::string CountInstructions(const Cases& cases, const Options& opt, bool* failed);

@@ -94,8 +94,31 @@ void WriteCost(std::ostream& md, const Options& opt, const std::string& machine,
     if (any_counted) md << "The instruction ratio, which is deterministic, decides. ";
   }
   md << callgrind_note << "\n";
+
   md << "\nThe same medians as reStructuredText (style of MuJoCo's 2.3.3 changelog):\n\n```rst\n"
      << rst.str() << "```\n\n";
+
+  // the applied force's outputs, from the same profiles
+  std::ostringstream out;
+  for (auto& c : cases) {
+    if (!std::isfinite(c->outputs[0] + c->outputs[1] + c->instr[0] + c->instr[1])) continue;
+    out << "| " << c->name;
+    for (int on = 0; on < 2; on++) {
+      out << Fmt(" | %s / %s | %.2f %%", Count(c->outputs[on]).c_str(), Count(c->instr[on]).c_str(),
+                 100 * c->outputs[on] / (c->instr[on] - c->outputs[on]));
+    }
+    out << " |\n";
+  }
+  if (!out.str().empty()) {
+    md << "The force the step applied (`actuator_force_step`, `qfrc_actuator_step`, "
+          "`qfrc_smooth_step`): instructions per step inside `mj_stepForceImplicit`, inclusive "
+          "(its callees and the code inlined into it), from the same profiles, and their share, "
+          "outputs / (step − outputs): what a step with them costs over one without. With the "
+          "flag on it includes the test of each term of `K` against its `forcerange`.\n\n"
+          "| model | flag off: outputs / step | share | flag on: outputs / step | share |\n"
+          "|---|---|---|---|---|\n"
+       << out.str() << "\n";
+  }
 }
 
 void WriteStack(std::ostream& md, const Cases& cases, const StackLimit* limit) {

@@ -71,32 +71,55 @@ static inline void addMoment(mjtNum* vec, const mjtNum* moment, int dof, mjtNum 
 
 
 
+// velocity slope of a servo of fixed gain and affine bias on one dof (actuator_posdiag): its bias's
+static inline mjtNum servoVel(const mjModel* m, int i) {
+  return m->actuator_biasprm[mjNBIAS*i+2];
+}
+
+
+
+// velocity slope of actuator i's force: a servo's (servoVel), or mjd_actuatorVel
+static inline mjtNum velSlope(const mjModel* m, const mjData* d, int i) {
+  return d->actuator_posdiag[i] >= 0 ? servoVel(m, i) : mjd_actuatorVel(m, d, i);
+}
+
+
+
 // the step's forces, implicit: linearised in velocity and, for the terms of K, in position
 int mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
                          const mjtNum* kact, const mjtNum* kspring, const int* isheld,
                          const mjtNum* held) {
   int nv = m->nv, nu = m->nu;
   mjtNum h = m->opt.timestep;
-  const mjtNum *qvel = d->qvel, *velocity = d->actuator_velocity;
+  const mjtNum *qvel = d->qvel, *velocity = d->actuator_velocity, *moments = d->actuator_moment;
+  const mjtNum *force = d->actuator_force;
+  const mjtByte* limited = m->actuator_forcelimited;
+  const int *posdof = d->actuator_posdof, *posdiag = d->actuator_posdiag;
   mjtNum *fstep = d->actuator_force_step, *qstep = d->qfrc_actuator_step;
   mjtNum *sstep = d->qfrc_smooth_step;
   int cross = 0;
 
-  // smooth forces, velocity terms: qfrc_smooth + h*qDeriv*qacc; a row whose columns are
-  // consecutive (each row of a chain, a dof's descendants after it) as one dot product
-  for (int r=0; r<nv; r++) {
-    int adr = d->D_rowadr[r], nnz = d->D_rownnz[r];
-    const int* col = d->D_colind + adr;
-    mjtNum dq = 0;
-    if (col[nnz-1] - col[0] == nnz - 1) {
-      dq = mju_dot(d->qDeriv + adr, qacc + col[0], nnz);
-    } else {
-      for (int a=0; a<nnz; a++) {
-        dq += d->qDeriv[adr+a] * qacc[col[a]];
+  // smooth forces, velocity terms: qfrc_smooth + h*qDeriv*qacc; a dense D (a chain) as one
+  // matrix-vector product, else a row whose columns are consecutive (a dof's descendants after
+  // it) as one dot product
+  if ((size_t)nv*nv == m->nD) {
+    mju_mulMatVec(sstep, d->qDeriv, qacc, nv, nv);
+  } else {
+    for (int r=0; r<nv; r++) {
+      int adr = d->D_rowadr[r], nnz = d->D_rownnz[r];
+      const int* col = d->D_colind + adr;
+      mjtNum dq = 0;
+      if (col[nnz-1] - col[0] == nnz - 1) {
+        dq = mju_dot(d->qDeriv + adr, qacc + col[0], nnz);
+      } else {
+        for (int a=0; a<nnz; a++) {
+          dq += d->qDeriv[adr+a] * qacc[col[a]];
+        }
       }
+      sstep[r] = dq;
     }
-    sstep[r] = d->qfrc_smooth[r] + h * dq;
   }
+  mju_addScl(sstep, d->qfrc_smooth, sstep, h, nv);
 
   // springs in K: -h*kspring*v+, v+ = qvel + h*qacc
   for (int i=0; i<nv && kspring; i++) {
@@ -106,17 +129,18 @@ int mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
   }
 
   // actuators: velocity slope over the change of velocity (qDeriv has it in the smooth forces)
-  mju_copy(fstep, d->actuator_force, nu);
   mju_copy(qstep, d->qfrc_actuator, nv);
   if (mjDISABLED(mjDSBL_ACTUATION)) {
+    mju_copy(fstep, force, nu);
     return 0;
   }
   if (!kact) {
+    mju_copy(fstep, force, nu);
     for (int i=0; i<nu; i++) {
-      mjtNum dfdv = mjd_actuatorVel(m, d, i);
+      mjtNum dfdv = velSlope(m, d, i);
       if (dfdv) {
-        const mjtNum* moment = d->actuator_moment + i*nv;
-        int dof = d->actuator_posdof[i];
+        const mjtNum* moment = moments + i*nv;
+        int dof = posdof[i];
         mjtNum df = dfdv * (h * momentDot(moment, dof, qacc, nv));
         fstep[i] += df;
         addMoment(qstep, moment, dof, df, nv);
@@ -127,36 +151,46 @@ int mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
 
   // with K: the stiffness over h*v+ too, or the force held at its bound
   for (int i=0; i<nu; i++) {
-    mjtNum dfdv = mjd_actuatorVel(m, d, i);
     mjtNum k = kact[i];
-    const mjtNum* moment = d->actuator_moment + i*nv;
+    const mjtNum* moment = moments + i*nv;
 
     // held at its bound (mj_stepForceLimit): its force, without its velocity term in qDeriv
     if (isheld && isheld[i]) {
-      mjtNum df = held[i] - fstep[i];
+      mjtNum dfdv = velSlope(m, d, i);
+      mjtNum df = held[i] - force[i];
       mjtNum mdv = h * mju_dot(moment, qacc, nv);
       fstep[i] = held[i];
       mju_addToScl(qstep, moment, df, nv);
       mju_addToScl(sstep, moment, df - dfdv*mdv, nv);
       continue;
     }
-    if (dfdv==0 && k==0) {
-      continue;
+
+    // velocity slope: a servo's, any other's skipped without one and without K
+    mjtNum dfdv;
+    if (posdiag[i] >= 0) {
+      dfdv = servoVel(m, i);
+    } else {
+      dfdv = mjd_actuatorVel(m, d, i);
+      if (dfdv==0 && k==0) {
+        fstep[i] = force[i];
+        continue;
+      }
     }
 
     // moment times h*qacc; moment times v+ from actuator_velocity
-    int dof = d->actuator_posdof[i];
+    int dof = posdof[i];
     mjtNum mdv = h * momentDot(moment, dof, qacc, nv);
     mjtNum df = dfdv*mdv;
 
-    // a term of K: its stiffness over h*v+, also in the smooth forces
-    if (k) {
+    // a term of K: its stiffness over h*v+, also in the smooth forces (on one dof without the
+    // test: 0 for none)
+    if (dof >= 0 || k) {
       mjtNum dfk = -k * h * (velocity[i] + mdv);
       df += dfk;
       addMoment(sstep, moment, dof, dfk, nv);
     }
-    fstep[i] += df;
-    if (k > 0 && crosses(m, d, kact, i)) {
+    fstep[i] = force[i] + df;
+    if (limited[i] && crosses(m, d, kact, i)) {
       cross = 1;
     }
     addMoment(qstep, moment, dof, df, nv);
