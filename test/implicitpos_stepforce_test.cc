@@ -106,6 +106,17 @@ std::vector<Model> Models() {
     m->jnt_stiffness[0] = -5;  // and a spring that is not restoring: explicit, out of K
   }
 
+  // the same two with an affine gain of no slope (the same forces): not position servos
+  // (actuator_posdiag -1), so their velocity slope is mjd_actuatorVel's and the skip of an
+  // actuator with neither slope nor K is tested on them, where the servos' path does not test it
+  models.push_back({"kv 0 and a unit velocity slope, affine gains",
+                    LoadModelOrFail(ChainXml(2, 2e3, 0, 0.005))});
+  if (mjModel* m = models.back().m.get()) {
+    m->actuator_biasprm[mjNBIAS + 1] = 0;
+    m->actuator_biasprm[mjNBIAS + 2] = 1;
+    m->actuator_gaintype[0] = m->actuator_gaintype[1] = mjGAIN_AFFINE;
+  }
+
   // a muscle behind a servo (actuator 1, its activation act[0]), activated
   models.push_back({"servo and muscle", LoadModelOrFail(
       "<mujoco><option timestep=\"0.005\" integrator=\"implicit\"/><worldbody>\n"
@@ -259,14 +270,19 @@ void ForEachStep(Check check) {
   }
 }
 
-// one step from start with the disable flag set, into a new mjData; poison: the MuJoCo stack
-// filled with NaN before the step, so that a value the step reads before setting it shows
+// one step from start with the disable flag set, into a new mjData whose outputs of the applied
+// force are NaN before the step (every step writes them whole, whatever it leaves out); poison:
+// the MuJoCo stack filled with NaN too, so that a value the step reads before setting it shows
 DataPtr StepDisabled(mjModel* m, const mjData* start, int flag, bool poison) {
   m->opt.disableflags |= flag;
   DataPtr d(mj_makeData(m));
   mj_copyData(d.get(), m, start);
+  const mjtNum nan = std::numeric_limits<mjtNum>::quiet_NaN();
+  std::fill(d->actuator_force_step, d->actuator_force_step + m->nu, nan);
+  std::fill(d->qfrc_actuator_step, d->qfrc_actuator_step + m->nv, nan);
+  std::fill(d->qfrc_smooth_step, d->qfrc_smooth_step + m->nv, nan);
   if (poison) {
-    std::fill(d->stack, d->stack + d->nstack, std::numeric_limits<mjtNum>::quiet_NaN());
+    std::fill(d->stack, d->stack + d->nstack, nan);
   }
   mj_step(m, d.get());
   m->opt.disableflags &= ~flag;

@@ -246,15 +246,23 @@ def patch_added_lines(tree):
   result = {}
   for path, entries in added.items():
     lines = read_tree_file(tree, path).split("\n")
+    found, moved = {}, []
     for lineno, text, patch in entries:
       n = lineno - 1
-      if not (0 <= n < len(lines) and lines[n] == text):
-        # a later patch moved it: the nearest exact match
+      if 0 <= n < len(lines) and lines[n] == text:
+        found[n] = patch
+      else:
+        moved.append((n, text, patch))
+    # a line a later patch moved: the nearest exact match not already found (a line repeated
+    # in the file, such as a loop's head, keeps each of its copies)
+    for n, text, patch in moved:
+      cands = [i for i, l in enumerate(lines) if l == text and i not in found]
+      if not cands:
         cands = [i for i, l in enumerate(lines) if l == text]
-        if not cands:
-          continue  # a later patch replaced it; its own line is a target
-        n = min(cands, key=lambda i: abs(i - n))
-      result.setdefault(path, {})[n] = patch
+      if not cands:
+        continue  # a later patch replaced it; its own line is a target
+      found[min(cands, key=lambda i: abs(i - n))] = patch
+    result[path] = found
   return result
 
 
