@@ -186,9 +186,9 @@ bool WriteState(const std::string& path, const Case& c);
 
 //------------------------------------ callgrind.cc: part 1, instructions -------------------------
 
-// Fills Case::instr and Case::outputs of the cases selected by opt.callgrind, running this program under callgrind
-// in --profile mode. Returns the note for the table, empty if nothing was selected; *failed if
-// valgrind ran but a run failed.
+// Fills Case::instr and Case::outputs of the cases selected by opt.callgrind, running this
+// program under callgrind in --profile mode. Returns the note for the table, empty if nothing was
+// selected; *failed if valgrind ran but a run failed.
 std::string CountInstructions(const Cases& cases, const Options& opt, bool* failed);
 
 //------------------------------------ stack.cc: part 3, stack of long chains ---------------------

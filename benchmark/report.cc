@@ -94,7 +94,6 @@ void WriteCost(std::ostream& md, const Options& opt, const std::string& machine,
     if (any_counted) md << "The instruction ratio, which is deterministic, decides. ";
   }
   md << callgrind_note << "\n";
-
   md << "\nThe same medians as reStructuredText (style of MuJoCo's 2.3.3 changelog):\n\n```rst\n"
      << rst.str() << "```\n\n";
 
