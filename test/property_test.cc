@@ -802,6 +802,7 @@ struct RunResult {
   int warnings = 0;                   // bad-state warnings
   int resets = 0;                     // steps that were not StepStable
   int roundtrips = 0;
+  int momenta = 0;                    // steps whose applied force was checked
   std::string error;                  // mju_error that ended the run, with its step
   bool contact = false;               // a contact was active at some step
   double max_qacc = 0;                // largest |qacc| that mj_checkAcc saw
@@ -828,6 +829,41 @@ bool Guarded(void (*call)(const mjModel*, mjData*), const mjModel* m, mjData* d)
 }
 
 constexpr double kRoundTripTol = 1e-9;
+constexpr double kMomentumTol = 1e-8;
+
+// the change of momentum of a step against the forces it reports it applied: |M (v+ - v)/h -
+// (qfrc_smooth_step + qfrc_constraint)|, relative to the largest norm of the three terms and of
+// the explicit smooth force qfrc_smooth (a stiff servo's explicit force and its term of K nearly
+// cancel in the applied force: the step's solve and that sum round at its size), and to the
+// rounding of v+ = v + h qacc (a few eps |M v| / h: a tiny qacc leaves v+ = v); M is the step's
+// (mj_step leaves the start's qM), v the velocity before it
+double MomentumResidual(const mjModel* m, const mjData* d, const std::vector<double>& qvel0,
+                        std::vector<double>* scratch) {
+  int nv = m->nv;
+  double h = m->opt.timestep;
+  scratch->assign(3 * nv, 0.0);
+  double* dv = scratch->data();
+  double* mdv = dv + nv;
+  double* mv = dv + 2 * nv;
+  for (int i = 0; i < nv; ++i) dv[i] = (d->qvel[i] - qvel0[i]) / h;
+  mj_mulM(m, d, mdv, dv);
+  mj_mulM(m, d, mv, qvel0.data());
+  double res = 0, change = 0, smooth = 0, constraint = 0, explicit_force = 0, momentum = 0;
+  for (int i = 0; i < nv; ++i) {
+    double r = mdv[i] - (d->qfrc_smooth_step[i] + d->qfrc_constraint[i]);
+    res += r * r;
+    change += mdv[i] * mdv[i];
+    smooth += d->qfrc_smooth_step[i] * d->qfrc_smooth_step[i];
+    constraint += d->qfrc_constraint[i] * d->qfrc_constraint[i];
+    explicit_force += d->qfrc_smooth[i] * d->qfrc_smooth[i];
+    momentum += mv[i] * mv[i];
+  }
+  // the residual passes at kMomentumTol of the largest term plus the whole rounding of v+
+  double rounding = 1e3 * std::numeric_limits<double>::epsilon() * std::sqrt(momentum) / h;
+  double scale = std::sqrt(std::max({change, smooth, constraint, explicit_force})) +
+                 rounding / kMomentumTol;
+  return scale > 0 ? std::sqrt(res) / scale : std::sqrt(res);
+}
 
 // Upper bounds of the stiffness and damping that the integrators fold into the step: sum over
 // actuators of |slope| |moment|_1^2 (position and velocity) plus joint stiffness and damping
@@ -953,7 +989,8 @@ RunResult Simulate(mjModel* m, const Start& start, bool flag, bool roundtrip, in
 
   RunResult r;
   const int bad[] = {mjWARN_BADQPOS, mjWARN_BADQVEL, mjWARN_BADQACC};
-  bool roundtrip_failed = false;
+  bool roundtrip_failed = false, momentum_failed = false;
+  std::vector<double> qvel0(m->nv), scratch;
   for (int t = 0; t < options.steps; ++t) {
     // inputs, every step (a reset zeroes them); bad-state counters per step (a reset zeroes them)
     mju_copy(d->ctrl, start.ctrl.data(), m->nu);
@@ -967,6 +1004,8 @@ RunResult Simulate(mjModel* m, const Start& start, bool flag, bool roundtrip, in
       mju_copy(pre->ctrl, d->ctrl, m->nu);
       mju_copy(pre->qfrc_applied, d->qfrc_applied, m->nv);
     }
+
+    mju_copy(qvel0.data(), d->qvel, m->nv);
 
     bool stable;
     if (!GuardedStep(m, d.get(), &stable)) {
@@ -984,6 +1023,23 @@ RunResult Simulate(mjModel* m, const Start& start, bool flag, bool roundtrip, in
     // the step's constraint rows are still in d: mj_step does not recompute them
     bool clean = true;
     for (int w : bad) clean = clean && d->warning[w].number == 0;
+
+    // the force the step reports it applied is the change of momentum (Euler and implicit; RK4
+    // reports the force at the start of the step), without constraints: an iterative solver's
+    // qfrc_constraint equals M qacc - qfrc_smooth only at its optimum, to its tolerance
+    if (stable && clean && d->nefc == 0 && m->opt.integrator != mjINT_RK4 && FiniteGains(m) &&
+        Moderate(qvel0.data(), m->nv) && Moderate(d->qvel, m->nv)) {
+      double res = MomentumResidual(m, d.get(), qvel0, &scratch);
+      ++r.momenta;
+      if (!(res <= kMomentumTol) && !momentum_failed) {
+        momentum_failed = true;  // one report per run
+        char msg[200];
+        std::snprintf(msg, sizeof(msg),
+                      "applied force, flag %s, step %d: momentum residual %.3g > %.0e",
+                      flag ? "on" : "off", t, res, kMomentumTol);
+        failures->Add(index, msg);
+      }
+    }
     if (roundtrip && clean && d->nefc == 0 && Moderate(pre->qvel, m->nv) &&
         Moderate(d->qvel, m->nv) && !HeldAnActuator(m, d.get())) {
       double res = RoundTripResidual(m, pre.get(), d.get(), inv.get());
@@ -1012,6 +1068,7 @@ struct Totals {
   long long steps = 0;
   int changed = 0;     // implicit models whose trajectory the flag changes
   int roundtrips = 0;  // round trips checked
+  long long momenta = 0;  // steps whose applied force was checked against their momentum
   int compared = 0;    // models in property 2's domain
   int indefinite = 0;  // models kept out of it by their step matrix alone (StepMatrixPositive)
 };
@@ -1167,6 +1224,7 @@ void CheckModel(int index, const RandomModel& rm, Totals* totals, Failures* fail
   RunResult on = Simulate(m, start, true, roundtrip, index, &data, failures);
   totals->steps += off.hashes.size() + on.hashes.size();  // completed steps
   totals->roundtrips += off.roundtrips + on.roundtrips;
+  totals->momenta += off.momenta + on.momenta;
 
   bool flag_error = CheckNoFlagError(on, off, index, failures);
   int domain = CheckNeverWorse(m, start, on, off, flag_error, index, failures);
@@ -1268,17 +1326,19 @@ TEST(PropertySuite, RandomModels) {
 #endif
   std::snprintf(context, sizeof(context), "seed %" PRIu64 " summary", options.seed);
 
-  // teeth: the flag acts somewhere, the round trip is checked somewhere, and property 2 compares
-  // somewhere
+  // teeth: the flag acts somewhere, the round trip and the applied force are checked somewhere,
+  // and property 2 compares somewhere
   if (options.only < 0 && last - first >= 100) {
     if (totals.changed == 0) failures.Add(-1, "the flag changed no implicit model");
     if (totals.roundtrips == 0) failures.Add(-1, "no round trip was in scope");
+    if (totals.momenta == 0) failures.Add(-1, "no step's applied force was checked");
     if (totals.compared == 0) failures.Add(-1, "no model was in the never-worse domain");
   }
 
   // the run's size, in the test's XML output (--gtest_output=xml)
   ::testing::Test::RecordProperty("models", last - first);
   ::testing::Test::RecordProperty("steps", std::to_string(totals.steps));
+  ::testing::Test::RecordProperty("applied_force_steps", std::to_string(totals.momenta));
   ::testing::Test::RecordProperty("never_worse_compared", totals.compared);
   ::testing::Test::RecordProperty("never_worse_indefinite", totals.indefinite);
 #ifndef MJPOS_STOCK_STATEDUMP
