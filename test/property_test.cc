@@ -976,6 +976,17 @@ struct RunData {
   std::vector<double> matrix;
 };
 
+// a residual of a run's step beyond its tolerance (NaN included), reported once per run
+void ReportResidual(const char* check, const char* what, double res, double tol, bool flag,
+                    int step, int index, bool* reported, Failures* failures) {
+  if (res <= tol || *reported) return;
+  *reported = true;
+  char msg[200];
+  std::snprintf(msg, sizeof(msg), "%s, flag %s, step %d: %s %.3g > %.0e", check,
+                flag ? "on" : "off", step, what, res, tol);
+  failures->Add(index, msg);
+}
+
 RunResult Simulate(mjModel* m, const Start& start, bool flag, bool roundtrip, int index,
                    RunData* data, Failures* failures) {
   SetEnable(m, mjENBL_IMPLICITPOS, flag);
@@ -1031,27 +1042,15 @@ RunResult Simulate(mjModel* m, const Start& start, bool flag, bool roundtrip, in
         Moderate(qvel0.data(), m->nv) && Moderate(d->qvel, m->nv)) {
       double res = MomentumResidual(m, d.get(), qvel0, &scratch);
       ++r.momenta;
-      if (!(res <= kMomentumTol) && !momentum_failed) {
-        momentum_failed = true;  // one report per run
-        char msg[200];
-        std::snprintf(msg, sizeof(msg),
-                      "applied force, flag %s, step %d: momentum residual %.3g > %.0e",
-                      flag ? "on" : "off", t, res, kMomentumTol);
-        failures->Add(index, msg);
-      }
+      ReportResidual("applied force", "momentum residual", res, kMomentumTol, flag, t, index,
+                     &momentum_failed, failures);
     }
     if (roundtrip && clean && d->nefc == 0 && Moderate(pre->qvel, m->nv) &&
         Moderate(d->qvel, m->nv) && !HeldAnActuator(m, d.get())) {
       double res = RoundTripResidual(m, pre.get(), d.get(), inv.get());
       ++r.roundtrips;
-      if (!(res <= kRoundTripTol) && !roundtrip_failed) {
-        roundtrip_failed = true;  // one report per run
-        char msg[200];
-        std::snprintf(msg, sizeof(msg),
-                      "invdiscrete round trip, flag %s, step %d: residual %.3g > %.0e",
-                      flag ? "on" : "off", t, res, kRoundTripTol);
-        failures->Add(index, msg);
-      }
+      ReportResidual("invdiscrete round trip", "residual", res, kRoundTripTol, flag, t, index,
+                     &roundtrip_failed, failures);
     }
   }
   return r;
