@@ -16,13 +16,12 @@
 // Google Benchmark (flag off and on interleaved) and the --profile mode that callgrind runs
 // (callgrind.cc).
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -118,14 +117,17 @@ void RunStep(benchmark::State& state, Case* c, bool on, int warmup) {
   state.SetItemsProcessed(state.iterations());
 }
 
-// The console reporter, which also files the time per step of each run under its case and flag.
-// No terminal colours unless stdout is a terminal (Google Benchmark's "auto" looks at TERM only,
-// so a redirected run got escape sequences). Its context (CPU, caches, load) is replaced by one
-// line: Debian's libbenchmark is built without NDEBUG and says "Library was built as DEBUG",
-// which concerns its own timing loop only; the code timed is MuJoCo's release build.
+// Google Benchmark's console reporter, writing to the raw log (not the terminal), which also files
+// the time per step of each run under its case and flag. No terminal colours: its output is a
+// file. Its context (CPU, caches, load) is replaced by one line: Debian's libbenchmark is built
+// without NDEBUG and says "Library was built as DEBUG", which concerns its own timing loop only;
+// the code timed is MuJoCo's release build. A run that fails is also said on stderr.
 class CollectingReporter : public benchmark::ConsoleReporter {
  public:
-  CollectingReporter() : ConsoleReporter(isatty(fileno(stdout)) ? OO_Defaults : OO_Tabular) {}
+  explicit CollectingReporter(std::ostream* raw) : ConsoleReporter(OO_Tabular) {
+    SetOutputStream(raw);
+    SetErrorStream(raw);
+  }
 
   bool ReportContext(const Context& context) override {
     name_field_width_ = context.name_field_width;
@@ -144,6 +146,10 @@ class CollectingReporter : public benchmark::ConsoleReporter {
 
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
+      if (r.run_type == Run::RT_Iteration && r.error_occurred) {
+        std::fprintf(stderr, "mjpos_bench: %s: %s\n", r.benchmark_name().c_str(),
+                     r.error_message.c_str());
+      }
       if (r.run_type != Run::RT_Iteration || r.error_occurred || r.iterations == 0) continue;
       auto it = runs_.find(r.run_name.function_name);
       if (it == runs_.end()) continue;
@@ -153,10 +159,31 @@ class CollectingReporter : public benchmark::ConsoleReporter {
       c->wall[on].push_back(r.real_accumulated_time / r.iterations);
     }
     ConsoleReporter::ReportRuns(runs);
+    GetOutputStream().flush();  // the log follows the runs (tail -f)
   }
 
  private:
   std::map<std::string, std::pair<Case*, int>> runs_;  // registered name -> (case, flag)
+};
+
+// The terminal's progress: one line as the first run of each model starts.
+class Progress {
+ public:
+  Progress(const Cases& cases, int repetitions) : total_(cases.size()), reps_(repetitions) {}
+
+  // called on entering a run of case c, number i (from 1) of the cases: a line if c is new
+  void Enter(const Case* c, size_t i) {
+    if (c == last_) return;
+    last_ = c;
+    std::printf("mjpos_bench: timing %s (%zu/%zu), %d off/on pair%s\n", c->name.c_str(), i,
+                total_, reps_, reps_ == 1 ? "" : "s");
+    std::fflush(stdout);
+  }
+
+ private:
+  const Case* last_ = nullptr;
+  size_t total_;
+  int reps_;
 };
 
 }  // namespace
@@ -211,24 +238,33 @@ int Profile(const Options& opt) {
   return 0;
 }
 
-void TimeCases(const Cases& cases, const Options& opt) {
+void TimeCases(const Cases& cases, const Options& opt, std::ostream* raw) {
   // interleaved registration: per model off,on,off,on,...
-  CollectingReporter reporter;
-  for (auto& c : cases) {
+  CollectingReporter reporter(raw);
+  Progress progress(cases, opt.repetitions);
+  for (size_t i = 0; i < cases.size(); i++) {
+    Case* cp = cases[i].get();
     for (int r = 0; r < opt.repetitions; r++) {
       for (int on = 0; on < 2; on++) {
         std::string name =
-            Underscored(Fmt("%s/%s/rep%d", c->name.c_str(), on ? "on" : "off", r));
-        reporter.Expect(name, c.get(), on);
-        Case* cp = c.get();
+            Underscored(Fmt("%s/%s/rep%d", cp->name.c_str(), on ? "on" : "off", r));
+        reporter.Expect(name, cp, on);
         int warmup = opt.warmup;
-        benchmark::RegisterBenchmark(name.c_str(), [cp, on, warmup](benchmark::State& st) {
-          RunStep(st, cp, on != 0, warmup);
-        })->Unit(benchmark::kMicrosecond);
+        // the progress line before RunStep, outside the timed batches (Google Benchmark starts
+        // its timer in the first KeepRunningBatch)
+        benchmark::RegisterBenchmark(
+            name.c_str(), [cp, on, warmup, &progress, i](benchmark::State& st) {
+              progress.Enter(cp, i + 1);
+              RunStep(st, cp, on != 0, warmup);
+            })->Unit(benchmark::kMicrosecond);
       }
     }
   }
-  benchmark::RunSpecifiedBenchmarks(&reporter);
+  size_t n = benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::ClearRegisteredBenchmarks();  // their functions refer to `progress`
+  std::printf("mjpos_bench: timed %zu runs; Google Benchmark's output in %s\n", n,
+              opt.raw_log.c_str());
+  std::fflush(stdout);
 }
 
 }  // namespace mjpos::bench

@@ -28,8 +28,13 @@
 //  4. Throughput at equal accuracy: the subjects of part 2 with damped servos; the largest
 //     timestep of each scheme (stock, backward Euler, weighted) within an error bound.
 //
-// Prints the tables and writes them as markdown (--out). Our flags (--name=value):
+// The terminal shows what the program is doing (a line as each phase starts and ends, one per model
+// as its timing starts, one per callgrind run) and, at the end, the tables, which it also writes
+// as markdown (--out). Google Benchmark's own console output, a line per run (180 in the full
+// suite), goes to a log file instead (--raw_log), which the tables name. Our flags (--name=value):
 //   --out=FILE          markdown output (default benchmark-results.md)
+//   --raw_log=FILE      Google Benchmark's console output (default benchmark-raw.log in the
+//                       directory of --out; tools/bench.sh: <build>/benchmark-raw.log)
 //   --repetitions=N     interleaved off/on pairs per model (default 10)
 //   --warmup=N          warm-up steps before the saved state (default 500)
 //   --sim_seconds=T     simulated duration of the stability test and throughput runs (default 2)
@@ -88,6 +93,8 @@ bool ParseOurFlag(const char* arg, Options* opt) {
   const char* v;
   if ((v = value("--out"))) {
     opt->out = v;
+  } else if ((v = value("--raw_log"))) {
+    opt->raw_log = v;
   } else if ((v = value("--repetitions"))) {
     opt->repetitions = std::max(1, std::atoi(v));
   } else if ((v = value("--warmup"))) {
@@ -155,6 +162,12 @@ int OnePart(const Options& opt) {
 
 // The suite: parts 1 to 6 in this order, then the tables on stdout and in opt.out.
 int Suite(const Options& opt, const std::string& machine, const std::string& version) {
+  // opened first: a path that cannot be written fails now, not after the callgrind stage
+  std::ofstream raw(opt.raw_log);
+  if (!raw) {
+    std::fprintf(stderr, "mjpos_bench: cannot write %s\n", opt.raw_log.c_str());
+    return 1;
+  }
   Cases cases = LoadCases(opt, "");
   if (cases.size() != 9) {
     std::fprintf(stderr, "mjpos_bench: a model did not load\n");
@@ -166,7 +179,7 @@ int Suite(const Options& opt, const std::string& machine, const std::string& ver
   std::string callgrind_note;
   Phase("part 1: instructions per step (callgrind)",
         [&]() { callgrind_note = CountInstructions(cases, opt, &callgrind_failed); });
-  Phase("part 1: time per step, flag off and on", [&]() { TimeCases(cases, opt); });
+  Phase("part 1: time per step, flag off and on", [&]() { TimeCases(cases, opt, &raw); });
   StackLimit limit;
   if (!opt.smoke) Phase("part 3: stack of long chains", [&]() { limit = FindStackLimit(); });
   QuietWarnings();
@@ -194,7 +207,8 @@ int Suite(const Options& opt, const std::string& machine, const std::string& ver
     std::fprintf(stderr, "mjpos_bench: cannot write %s\n", opt.out.c_str());
     return 1;
   }
-  std::printf("mjpos_bench: wrote %s\n", opt.out.c_str());
+  std::printf("mjpos_bench: wrote %s; Google Benchmark's raw output in %s\n", opt.out.c_str(),
+              opt.raw_log.c_str());
   return callgrind_failed ? 1 : 0;
 }
 
@@ -210,6 +224,9 @@ int main(int argc, char** argv) {
   }
   if (opt.accuracy_only || opt.posweight_only || opt.torque_only) return bench::OnePart(opt);
   if (opt.smoke) bench::ApplySmoke(&opt);
+  if (opt.raw_log.empty()) {
+    opt.raw_log = opt.out.substr(0, opt.out.find_last_of('/') + 1) + "benchmark-raw.log";
+  }
   int bargc = static_cast<int>(rest.size());
   benchmark::Initialize(&bargc, rest.data());
   if (benchmark::ReportUnrecognizedArguments(bargc, rest.data())) return 2;

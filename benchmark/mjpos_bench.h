@@ -51,6 +51,9 @@ constexpr double kChainH = 0.002;
 // The command line (see mjpos_bench.cc).
 struct Options {
   std::string out = "benchmark-results.md";
+  // Google Benchmark's console output, one line per run (main: default benchmark-raw.log beside
+  // out)
+  std::string raw_log;
   int repetitions = 10;
   int warmup = 500;
   double sim_seconds = 2;
@@ -178,8 +181,9 @@ Cases LoadCases(const Options& opt, const std::string& only);
 int Profile(const Options& opt);
 
 // Times every case with Google Benchmark (already initialized), flag off and on interleaved,
-// opt.repetitions pairs; fills Case::cpu and Case::wall.
-void TimeCases(const Cases& cases, const Options& opt);
+// opt.repetitions pairs; fills Case::cpu and Case::wall. Google Benchmark's console output goes to
+// raw (opt.raw_log, opened by the caller); stdout gets one progress line per model.
+void TimeCases(const Cases& cases, const Options& opt, std::ostream* raw);
 
 // the warm state of a case and its nstack, for a --profile_state child
 bool WriteState(const std::string& path, const Case& c);

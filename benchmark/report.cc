@@ -34,7 +34,8 @@ void WriteCost(std::ostream& md, const Options& opt, const std::string& machine,
      << " interleaved off/on repetitions per model, " << opt.warmup
      << " warm-up steps (flag off), batches of " << kBatchSteps
      << " steps from the restored state; times are CPU time per step; instructions per step "
-        "inside mj_step from callgrind\n\n";
+        "inside mj_step from callgrind\n";
+  md << "- raw Google Benchmark output (one line per run): `" << opt.raw_log << "`\n\n";
 
   // part 1 table
   md << "## Cost of the flag (ms per step)\n\n";

@@ -5,8 +5,10 @@
 #      it is) and builds only the benchmark driver `mjpos_bench` and what it needs,
 #   3. runs the suite: cost of the flag (instructions per step: the driver runs itself under
 #      valgrind's callgrind, profiles in <build>/callgrind/; then times: Google Benchmark,
-#      interleaved off/on), throughput at equal stiffness, stack sizing; prints the tables and
-#      writes <build>/benchmark-results.md.
+#      interleaved off/on), throughput at equal stiffness, stack sizing; prints progress (a line
+#      per phase and per model) and the tables, and writes the tables to
+#      <build>/benchmark-results.md. Google Benchmark's raw output, a line per run, goes to
+#      <build>/benchmark-raw.log (--raw_log), which the tables name.
 #
 # Usage: tools/bench.sh [BUILD_DIR] [mjpos_bench flags...]
 #   BUILD_DIR defaults to `build` (relative to the repository root). Extra flags go to the driver,
@@ -44,7 +46,8 @@ else
 fi
 cmake --build "$build" -j "$jobs" --target mjpos_bench mjpos_peer_table
 
-"$build/bin/mjpos_bench" --benchmark_min_time=0.2 --out="$build/benchmark-results.md" "$@"
+"$build/bin/mjpos_bench" --benchmark_min_time=0.2 --out="$build/benchmark-results.md" \
+  --raw_log="$build/benchmark-raw.log" "$@"
 
 # 4. side by side with upstream's 3.14 build (peer/, doc/peer.md): to the terminal and a file
 "$build/bin/mjpos_peer_table" --out="$build/peer-results.md"
