@@ -23,7 +23,6 @@
 
 #include <Eigen/Dense>
 #include <mujoco/mujoco.h>
-#include "engine/engine_derivative_pos.h"
 
 namespace mjpos {
 namespace {
@@ -56,7 +55,6 @@ const char* ScopeName(int scope) {
     case mjPOSSCOPE_CLAMPED: return "CLAMPED";
     case mjPOSSCOPE_GAINBIAS: return "GAINBIAS";
     case mjPOSSCOPE_TRANSMISSION: return "TRANSMISSION";
-    case mjPOSSCOPE_BRANCH: return "BRANCH";
     case mjPOSSCOPE_DISABLED: return "DISABLED";
   }
   return "?";

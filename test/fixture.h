@@ -29,7 +29,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
-#include "engine/engine_derivative_pos.h"
 #include "engine/engine_support.h"
 #include "support/one_dof.h"
 #include "support/models.h"

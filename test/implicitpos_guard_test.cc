@@ -14,7 +14,7 @@
 
 // Guards for the corners of mjd_actuatorPosScope, mjd_implicitPos and mj_discreteAcc that the
 // other tests do not reach; each kills mutants of the mutation gate (tools/mutate.sh,
-// doc/testing.md): the slope's input (clamped control, bad controls, activation index), the
+// doc/mutation.md): the slope's input (clamped control, bad controls, activation index), the
 // gain and bias terms, the force-range clamp per actuator and at both bounds, the sign and
 // finiteness of the slope, fixed tendons of one joint or over a ball joint, jointinparent
 // transmissions, and the actuation outputs that mj_inverse saves and restores.
@@ -35,7 +35,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
-#include "engine/engine_derivative_pos.h"
 #include "engine/engine_inverse.h"
 #include "engine/engine_support.h"
 #include "support/accuracy.h"
@@ -486,7 +485,7 @@ TEST_F(ImplicitPosGuardInput, BranchRowWalkStaysInItsRow) {
 }
 
 // Catches: mjd_implicitPos taking the velocity term of a row on several branches out of its
-// matrix, as the step's mj_implicitPosTerms does: its matrix is K on the pattern of M alone. The
+// matrix, as the step's mj_implicitMatrix does: its matrix is K on the pattern of M alone. The
 // tendon servo across two branches (damping 1) adds nothing to it: the matrix equals the one with
 // that servo's position gain zeroed (out of K).
 TEST_F(ImplicitPosGuardInput, PublicKLeavesTheVelocityTermAlone) {

@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-// The springs of ball and free joints in K (mjd_passive_pos): k on each of their dofs, the term of
+// The springs of ball and free joints in K (springTerms): k on each of their dofs, the term of
 // the spring at its rest orientation. Exact for a free joint's translation and, at the spring's
 // rest, for the rotations; away from rest it leaves out the rotation's curvature, whose size is
 // measured here. Stability of a rope of ball joints and of a free body on a spring at every

@@ -23,7 +23,6 @@
 
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
-#include "engine/engine_derivative_pos.h"
 #include "engine/engine_support.h"
 #include "test/fixture.h"
 #include "support/models.h"

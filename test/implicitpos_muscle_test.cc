@@ -25,7 +25,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
-#include "engine/engine_derivative_pos.h"
 #include "test/fixture.h"
 #include "support/models.h"
 

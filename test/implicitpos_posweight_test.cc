@@ -27,7 +27,6 @@
 
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
-#include "engine/engine_derivative_pos.h"
 #include "support/one_dof.h"
 #include "support/accuracy.h"
 #include "test/fixture.h"

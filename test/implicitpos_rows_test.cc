@@ -510,7 +510,7 @@ DenseStepParts DenseParts(const mjModel* m, const mjData* before, const mjData* 
 }
 
 // Catches: a term on several branches left out of the step, or only its part on the pattern of M
-// taken (the update of the solve, mj_implicitPosCross, dropped or wrong), its shift left out, or
+// taken (the update of the solve, mj_branchSolve, dropped or wrong), its shift left out, or
 // its weight not applied to it. One step equals backward Euler with the dense K of the servos'
 // terms kp m'm (their Gauss-Newton term, the finite difference only where the force is zero:
 // TermIsTheFiniteDifferenceWhereTheForceIsZero), each weighted by its mjd_posWeight under the

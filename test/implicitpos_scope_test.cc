@@ -28,7 +28,6 @@
 #include <gtest/gtest.h>
 #include <mujoco/mjxmacro.h>
 #include <mujoco/mujoco.h>
-#include "engine/engine_derivative_pos.h"
 #include "test/fixture.h"
 #include "support/models.h"
 
@@ -474,7 +473,7 @@ TEST_F(ImplicitPosScopeReason, DocumentedInTheScopeTable) {
       {mjPOSSCOPE_RESTORING, "RESTORING"},       {mjPOSSCOPE_ZERO, "ZERO"},
       {mjPOSSCOPE_NONRESTORING, "NONRESTORING"}, {mjPOSSCOPE_CLAMPED, "CLAMPED"},
       {mjPOSSCOPE_GAINBIAS, "GAINBIAS"},         {mjPOSSCOPE_TRANSMISSION, "TRANSMISSION"},
-      {mjPOSSCOPE_BRANCH, "BRANCH"},             {mjPOSSCOPE_DISABLED, "DISABLED"},
+      {mjPOSSCOPE_DISABLED, "DISABLED"},
   };
   for (const auto& c : cases) {
     std::string reason = mjd_posScopeReason(c.scope);

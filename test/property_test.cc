@@ -14,7 +14,7 @@
 
 // Property suite: random models, each stepped from one start with mjENBL_IMPLICITPOS off and on.
 //
-// Soak (release build, about 5 ms per model; doc/testing.md, "Property suite", also for what it
+// Soak (release build, about 5 ms per model; doc/property.md, also for what it
 // finds today: the open 1e300 finding, seed 2 model 4732):
 //   build/bin/property_test --models=20000 --seed=2
 //   MJPOS_PROPERTY_MODELS=20000 MJPOS_PROPERTY_SEED=2 ctest --test-dir build -R PropertySuite
@@ -85,7 +85,6 @@
 
 #include <gtest/gtest.h>
 #include <mujoco/mujoco.h>
-#include "engine/engine_derivative_pos.h"
 #include "support/one_dof.h"
 #include "support/models.h"
 #include "support/state_hash.h"
@@ -1132,7 +1131,7 @@ bool CheckNoFlagError(const RunResult& on, const RunResult& off, int index, Fail
 // less one. The model is then chaotic at its start, and which of two runs that differ by the
 // flag's step tips over first is not the flag's to keep: a free ball joint spinning a slide's
 // mass against its spring, or a huge motor, diverges from some starts under either setting
-// (doc/testing.md, "Findings"). Only called where the flag's run was worse, so it costs the
+// (doc/property.md, "Findings"). Only called where the flag's run was worse, so it costs the
 // default run nothing.
 bool StockChaoticNearStart(mjModel* m, const Start& start, const RunResult& on, bool off_clean,
                            int index) {

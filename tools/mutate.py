@@ -14,11 +14,11 @@
 # limitations under the License.
 """Mutation gate for the engine code of mjENBL_IMPLICITPOS (driver: tools/mutate.sh).
 
-Generates single-line mutants, deterministically, over src/engine/engine_derivative_pos.c and the
-lines that patches/series adds to src/engine/*.c (the hooks of patches 0003 and 0004), applies
+Generates single-line mutants, deterministically, over the lines that patches/series adds to
+src/engine/*.c (every line of the engine files it creates, and its hooks in stock files), applies
 each to the patched tree of a build directory, rebuilds libmujoco, runs this project's test
 binaries (fail fast) and classifies it: killed (build or a test fails), survived, or equivalent
-(listed in tools/mutants-equivalent.txt). See doc/testing.md, "Mutation gate".
+(listed in tools/mutants-equivalent.txt). See doc/mutation.md.
 
   tools/mutate.sh [--build DIR] [--subset=N | --only=ID,...] [--list] [--check-equivalent]
 
@@ -38,7 +38,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OVERLAY = "src/engine/engine_derivative_pos.c"
+ENGINE = os.path.join(ROOT, "src", "engine")  # the real files of the engine code the series creates
 EQUIVALENT_FILE = os.path.join(ROOT, "tools", "mutants-equivalent.txt")
 
 # the test binaries run against each mutant, in this order (cheapest and most sensitive first),
@@ -235,7 +235,7 @@ def patch_added_lines(tree):
         elif raw.startswith("+++ "):
           p = raw[4:].split("\t")[0]
           p = p[2:] if p.startswith("b/") else p
-          path = p if re.fullmatch(r"src/engine/[^/]+\.c", p) and p != OVERLAY else None
+          path = p if re.fullmatch(r"src/engine/[^/]+\.[ch]", p) else None
         elif raw.startswith("@@"):
           newline = int(re.match(r"@@ -\d+(?:,\d+)? \+(\d+)", raw).group(1))
         elif path and raw.startswith("+"):
@@ -288,7 +288,7 @@ def generate(tree):
   orig, mut. The id hashes the file, the function, the original and the mutated line and the
   occurrence of that pair within the function, so it does not change when code moves or when
   other functions change."""
-  targets = [(OVERLAY, None)] + sorted(patch_added_lines(tree).items())
+  targets = sorted(patch_added_lines(tree).items())
   mutants = []
   for path, selected in targets:
     lines = read_tree_file(tree, path).split("\n")
@@ -383,6 +383,16 @@ class Runner:
     cmd = ["cmake", "--build", self.build, "-j", str(self.jobs), "--target"] + targets
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
+  def changed_sources(self):
+    """The files of src/engine/ that differ from the tree's."""
+    changed = []
+    for name in sorted(os.listdir(ENGINE)):
+      path = os.path.join("src", "engine", name)
+      with open(os.path.join(ROOT, path)) as a, open(os.path.join(self.tree, path)) as b:
+        if a.read() != b.read():
+          changed.append(path)
+    return changed
+
   def prepare(self):
     """Builds libmujoco and the tests unmutated, checks the tree, runs the baseline."""
     self.test_list = self.tests()
@@ -390,9 +400,9 @@ class Runner:
     if r.returncode:
       log(r.stdout[-4000:])
       sys.exit("mutate: the unmutated build fails")
-    with open(os.path.join(ROOT, OVERLAY)) as a, open(os.path.join(self.tree, OVERLAY)) as b:
-      if a.read() != b.read():
-        sys.exit("mutate: %s of the tree differs from the sources" % OVERLAY)
+    changed = self.changed_sources()
+    if changed:
+      sys.exit("mutate: %s of the tree differs from the sources" % changed[0])
     self.baseline = {}
     for name, d in self.test_list:
       t0 = time.time()
@@ -464,9 +474,9 @@ class Runner:
     if r.returncode:
       log(r.stdout[-4000:])
       sys.exit("mutate: the restored build fails")
-    with open(os.path.join(ROOT, OVERLAY)) as a, open(os.path.join(self.tree, OVERLAY)) as b:
-      if a.read() != b.read():
-        log("mutate: warning: %s changed during the run; results are for the old one" % OVERLAY)
+    changed = self.changed_sources()
+    if changed:
+      log("mutate: warning: %s changed during the run; results are for the old one" % changed[0])
 
 
 #------------------------------ main --------------------------------------------------------------

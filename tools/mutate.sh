@@ -14,7 +14,7 @@
 # build directory (never to the sources; restored after each), libmujoco is rebuilt, and the test
 # binaries run, fail fast. Prints "mutants: N, killed: K, equivalent: E, survived: S", then the
 # survivors. Exit status 1 if one survived, 2 on a set-up error. Equivalent mutants, with the
-# reason, are listed in tools/mutants-equivalent.txt. See doc/testing.md, "Mutation gate".
+# reason, are listed in tools/mutants-equivalent.txt. See doc/mutation.md.
 #
 # Build directory: $MUTATE_BUILD_DIR (default build-mut), configured here if it is not yet (the
 # packages of tools/setup.sh must be installed). Do not share it with a build that others use:

@@ -50,7 +50,7 @@ cmake --build "$build" -j"$jobs"
 (cd "$build" && ctest --output-on-failure -j"$jobs" "$@")
 
 # 3. a fixed subset of the mutation gate: a dozen single-line breaks of the engine code, each of
-#    which some test must catch (doc/testing.md, "Mutation gate"; its own build directory)
+#    which some test must catch (doc/mutation.md; its own build directory)
 bash tools/mutate.sh --subset=12
 
 # 4. each patch builds on its own, in series order: a git working copy of the pristine tree with

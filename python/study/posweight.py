@@ -14,7 +14,7 @@
 """The weights of mjENBL_POSWEIGHT: how the engine's table is made, and what the mode delivers.
 
 Three modes:
-  --table            prints the engine's theta table (src/engine/engine_derivative_pos.c) as
+  --table            prints the engine's theta table (src/engine/engine_posweight.c) as
                      generated here;
   --check SRC        exits 1 if the table in SRC differs from a regeneration (more than rounding);
   --figures DIR      steps the engine (MuJoCo's Python bindings on the patched library) and draws
@@ -124,7 +124,7 @@ def gate(x, zeta, theta):
 #-------------------------------------- the table ------------------------------------------------
 
 def lookup(table, x, zeta):
-  """The engine's weight of one term (posWeightTable, then the gate): THETA_MIN below the cap,
+  """The engine's weight of one term (thetaTable, then the gate): THETA_MIN below the cap,
   bilinear in (s, zeta) from it on, clamped; 1 where the gate fails."""
   x, zeta = np.broadcast_arrays(np.asarray(x, float), np.minimum(np.asarray(zeta, float), ZETA[-1]))
   cap = stock_cap_x(zeta)
@@ -300,7 +300,7 @@ def engine_study(figures):
         f'(stock alone: median {np.median(stock_to_best[:, band]):.3f})')
 
 
-SOURCE = 'src/engine/engine_derivative_pos.c'
+SOURCE = 'src/engine/engine_posweight.c'
 
 
 def main():

@@ -18,10 +18,11 @@
 #include <mujoco/mjmodel.h>
 #include "engine/engine_core_smooth.h"
 #include "engine/engine_derivative.h"
-#include "engine/engine_derivative_pos.h"
 #include "engine/engine_forward.h"
+#include "engine/engine_implicit_step.h"
 #include "engine/engine_io.h"
 #include "engine/engine_macro.h"
+#include "engine/engine_posbranch.h"
 #include "engine/engine_support.h"
 #include "engine/engine_util_blas.h"
 #include "engine/engine_util_errmem.h"
@@ -31,7 +32,7 @@
 //  qacc, in place: M*qacc_c = Mhat*qacc + shift, with Mhat and shift those of the integrator
 //    Euler:    Mhat = M + h*diag(dof_damping), shift = 0 (no damping: qacc unchanged)
 //    implicit: Mhat = M - h*qDeriv, shift = 0;
-//              mjENBL_IMPLICITPOS: Mhat += h^2*K, shift = h*K*qvel (mj_implicitPosTerms)
+//              mjENBL_IMPLICITPOS: Mhat += h^2*K, shift = h*K*qvel (mj_implicitMatrix)
 //    RK4:      not defined, mju_error
 //  requires the position and velocity stages (qLD factorized)
 void mj_discreteAcc(const mjModel* m, mjData* d) {
@@ -69,39 +70,36 @@ void mj_discreteAcc(const mjModel* m, mjData* d) {
     {
       mjtNum* MhD = mj_stackAlloc(d, m->nD);
       mjtNum* kact = mj_stackAlloc(d, nu);
-      int nbranch = 0;
+      mjtNum* save = NULL;
 
       // construct sparse structure in d->D_xxx, compute qDeriv
       mj_makeMSparse(m, d, d->D_rownnz, d->D_rowadr, d->D_colind);
       mjd_smooth_vel(m, d);
 
-      // MhD = qM - h*qDeriv
-      mj_setMSparse(m, d, MhD, d->D_rownnz, d->D_rowadr, d->D_colind);
-      mju_addToScl(MhD, d->qDeriv, -h, m->nD);
-
-      // implicit in position: MhD += h^2*K, qfrc = h*K*qvel, as in mj_implicitSkip
-      mju_zero(qfrc, nv);
+      // the scope of K reads actuator_force: compute it, keep the caller's actuation outputs
       if (mjENABLED(mjENBL_IMPLICITPOS)) {
-        // the scope of K reads actuator_force: compute it, keep the caller's actuation outputs
-        mjtNum* save = mj_stackAlloc(d, nu + nv + na);
+        save = mj_stackAlloc(d, nu + nv + na);
         mju_copy(save, d->actuator_force, nu);
         mju_copy(save+nu, d->qfrc_actuator, nv);
         mju_copy(save+nu+nv, d->act_dot, na);
         mj_fwdActuation(m, d);
+      }
 
-        nbranch = mj_implicitPosTerms(m, d, MhD, h*h, qfrc, h, kact, NULL, NULL);
-
+      // MhD = qM - h*qDeriv (+ h^2*K) and qfrc = -h*K*qvel, as the step has them
+      mju_zero(qfrc, nv);
+      int nbranch = mj_implicitMatrix(m, d, MhD, qfrc, kact, NULL, NULL, 0);
+      if (save) {
         mju_copy(d->actuator_force, save, nu);
         mju_copy(d->qfrc_actuator, save+nu, nv);
         mju_copy(d->act_dot, save+nu+nv, na);
       }
 
-      // qfrc += MhD * qacc, and the terms of K on several branches (outside MhD) times qacc
+      // qfrc = MhD*qacc + h*K*qvel, and the terms of K on several branches (outside MhD) times qacc
       mjtNum* Mqacc = mj_stackAlloc(d, nv);
       mju_mulMatVecSparse(Mqacc, MhD, qacc, nv, d->D_rownnz, d->D_rowadr, d->D_colind, NULL);
-      mju_addTo(qfrc, Mqacc, nv);
+      mju_sub(qfrc, Mqacc, qfrc, nv);
       if (nbranch) {
-        mj_implicitPosCrossMul(m, d, qfrc, qacc, kact, h*h);
+        mj_branchMul(m, d, qfrc, qacc, kact, h*h);
       }
     }
     break;

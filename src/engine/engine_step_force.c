@@ -20,8 +20,11 @@
 #include <mujoco/mjmodel.h>
 #include "engine/engine_derivative.h"
 #include "engine/engine_derivative_pos.h"
+#include "engine/engine_implicit_step.h"
 #include "engine/engine_io.h"
 #include "engine/engine_macro.h"
+#include "engine/engine_posbranch.h"
+#include "engine/engine_posscope.h"
 #include "engine/engine_support.h"
 #include "engine/engine_util_blas.h"
 #include "engine/engine_util_solve.h"
@@ -245,7 +248,8 @@ void mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
     }
 
     // the step's matrix and right side, with K (in scratch, qLU is kept)
-    int nbranch = mj_implicitPosStep(m, d, mat, rhs, NULL, NULL, onpattern);
+    mju_add(rhs, d->qfrc_smooth, d->qfrc_constraint, nv);
+    int nbranch = mj_implicitMatrix(m, d, mat, rhs, NULL, NULL, NULL, onpattern);
 
     // held actuators: velocity slope and term of K out (a term on several branches, both in the
     // solve's update, out with its kfree), force at the bound
@@ -270,8 +274,8 @@ void mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
 
     // a singular update: the step again without the terms on several branches (kact 0 for
     // them), as mj_implicitSkip leaves them, and the hold started again from its forces
-    if (nbranch && !mj_implicitPosCross(m, d, qacc, mat, unfactored, rhs, kfree, h*h)) {
-      mj_implicitPosSolveOnPattern(m, d, qacc, kact, NULL);
+    if (nbranch && !mj_branchSolve(m, d, qacc, mat, unfactored, rhs, kfree, h*h)) {
+      mj_implicitSolveOnPattern(m, d, qacc, kact, NULL);
       for (int i=0; i<nu; i++) {
         isheld[i] = 0;
       }

@@ -31,12 +31,12 @@ extern "C" {
 void mj_stepForceEuler(const mjModel* m, mjData* d, const mjtNum* qacc);
 
 // implicit: the forces linearised in velocity (qDeriv) and, with mjENBL_IMPLICITPOS, in position
-// (the terms kact, kspring of mj_implicitPosTerms, NULL for none):
+// (the terms kact, kspring of mj_implicitMatrix, NULL for none):
 //   actuator_force_step = actuator_force + dfdv*(moment*(v+ - v)) - kact*h*(moment*v+)
 //   qfrc_smooth_step    = qfrc_smooth + h*qDeriv*qacc - h*K*v+
 // except for an actuator held at a bound (isheld[i], NULL for none), whose force is held[i]. A
 // term of K on several branches has its whole velocity term in the step, qDeriv only its part on
-// the pattern of M: the step adds the rest to qfrc_smooth_step (mjd_branchVelocity).
+// the pattern of M: the step adds the rest to qfrc_smooth_step (mj_branchVelocity).
 // Returns 1 if an actuator in K (kact > 0) that is not held and is force-limited applied a force
 // beyond its forcerange: mj_stepForceLimit then holds it.
 int mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
@@ -51,7 +51,7 @@ int mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
 // them, is left as stock's step has it; so is one whose velocity term the step cannot take out of
 // its matrix (mjd_actuatorVelResolvable), its applied force reported as it is. The matrix is
 // factored in scratch: d->qLU is kept.
-// onpattern: the step left the terms on several branches out (mj_implicitPosSolveOnPattern), and
+// onpattern: the step left the terms on several branches out (mj_implicitSolveOnPattern), and
 // so does each solve here; after a singular update of them here, the step is solved again without
 // them (kact 0 for them) and the hold starts again from its forces.
 void mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,

@@ -1,0 +1,486 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+#include "engine/engine_posweight.h"
+
+#include <math.h>
+#include <stddef.h>
+
+#include <mujoco/mjdata.h>
+#include <mujoco/mjmodel.h>
+#include "engine/engine_core_smooth.h"
+#include "engine/engine_derivative.h"
+#include "engine/engine_io.h"
+#include "engine/engine_macro.h"
+#include "engine/engine_posscope.h"
+#include "engine/engine_support.h"
+#include "engine/engine_util_blas.h"
+#include "engine/engine_util_solve.h"
+#include "engine/engine_util_misc.h"
+
+//------------------------------ the table --------------------------------------------------------
+
+
+
+// Weight theta of one term of K under mjENBL_POSWEIGHT (matrix theta h^2 K, shift theta h K v):
+// for one dof the weighted step is stock implicit with damping kv + theta h kp, so theta -> 0 is
+// stock and theta = 1 backward Euler. theta depends on the term's h w_n and zeta through its
+// distance to stock's own stability cap on the term alone, h w_n = 2 (zeta + sqrt(zeta^2 + 1)):
+// below the cap mjPOSW_MIN (stock; just enough damping that an undamped servo loses energy),
+// from the cap on the table over s = log10(h w_n / cap) and zeta. Each entry is the weight of
+// least error on a unit step, a free decay, sinusoidal targets and a load step, within 1.05x
+// backward Euler's error on each. Stock is kept below the cap, where it is the more accurate
+// scheme, because on coupled terms any added damping slows their slower modes. Generated with
+// the study that measures it; not to be edited by hand.
+#define mjPOSW_NS 11         // columns: s = 0, 0.1, ..., 1 (clamped above)
+#define mjPOSW_DS 0.1
+#define mjPOSW_NZETA 11      // rows: zeta below
+#define mjPOSW_MIN 1e-4      // weight below the cap
+static const mjtNum posw_zeta[mjPOSW_NZETA] = {0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1, 1.5, 2, 3};
+static const mjtNum posw_theta[mjPOSW_NZETA][mjPOSW_NS] = {
+    // zeta = 0
+    {0.3100, 0.3200, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+    // zeta = 0.05
+    {0.2700, 0.8200, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+    // zeta = 0.1
+    {0.6300, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+    // zeta = 0.2
+    {0.9075, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+    // zeta = 0.3
+    {0.9750, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+    // zeta = 0.5
+    {1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+    // zeta = 0.7
+    {1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+    // zeta = 1
+    {1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+    // zeta = 1.5
+    {1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+    // zeta = 2
+    {1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+    // zeta = 3
+    {1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000},
+};
+
+
+
+// theta of the table at (h w_n)^2 = hw2 >= 0 and zeta >= 0, both finite: mjPOSW_MIN below the
+// cap, bilinear in (s, zeta) from it on, clamped to the table
+static mjtNum thetaTable(mjtNum hw2, mjtNum zeta) {
+  zeta = mjMIN(zeta, posw_zeta[mjPOSW_NZETA - 1]);
+
+  // below stock's cap on the term alone
+  mjtNum cap = 2 * (zeta + mju_sqrt(zeta*zeta + 1));
+  if (!(hw2 > cap*cap)) {
+    return mjPOSW_MIN;
+  }
+
+  // column: s = log10(h w_n / cap) = 0.5 log10(e) log(hw2 / cap^2) on the table's grid
+  mjtNum u = mjMIN(0.21714724095162590 * mju_log(hw2 / (cap*cap)) / mjPOSW_DS, mjPOSW_NS - 1);
+  int i = mjMIN((int)u, mjPOSW_NS - 2);
+  mjtNum fu = u - i;
+
+  // row: zeta, searched from the top (stiff springs are often overdamped)
+  int j = mjPOSW_NZETA - 2;
+  while (j > 0 && zeta < posw_zeta[j]) {
+    j--;
+  }
+  mjtNum fz = (zeta - posw_zeta[j]) / (posw_zeta[j+1] - posw_zeta[j]);
+
+  const mjtNum* r0 = posw_theta[j];
+  const mjtNum* r1 = posw_theta[j+1];
+  return (1 - fz) * ((1 - fu) * r0[i] + fu * r0[i+1]) + fz * ((1 - fu) * r1[i] + fu * r1[i+1]);
+}
+
+
+
+void mjd_posWeightTable(int* nzeta, int* ns, mjtNum* ds, mjtNum* below,
+                        const mjtNum** zeta, const mjtNum** theta) {
+  *nzeta = mjPOSW_NZETA;
+  *ns = mjPOSW_NS;
+  *ds = mjPOSW_DS;
+  *below = mjPOSW_MIN;
+  *zeta = posw_zeta;
+  *theta = posw_theta[0];
+}
+
+
+
+// table weight of a term of stiffness k > 0 and damping c >= 0 at the inverse inertia invweight
+// of its row: a dof's invweight0 at qpos0 (a model constant, as the constraint solver's
+// regularization), a moment row's from rowInvweight; 1 (backward Euler) where (h w_n)^2 or zeta
+// is not finite or invweight not positive. cache (3 numbers, NULL for none): the (h w_n)^2, zeta
+// and theta of the last lookup, looked up again only when (h w_n)^2 or zeta change; the weight is
+// the same with or without it
+static mjtNum tableWeight(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight, mjtNum* cache) {
+  mjtNum hw2 = h * h * k * invweight;  // (h w_n)^2
+  mjtNum zeta = 0.5 * c * mju_sqrt(invweight / k);
+
+  // the same term as the last lookup (never a zeroed cache: hw2 > 0)
+  if (cache && hw2 > 0 && cache[0]==hw2 && cache[1]==zeta) {
+    return cache[2];
+  }
+
+  // not finite: backward Euler
+  if (!isfinite(hw2) || !isfinite(zeta) || !(invweight > 0)) {
+    return 1;
+  }
+
+  mjtNum theta = thetaTable(hw2, zeta);
+  if (cache) {
+    cache[0] = hw2;
+    cache[1] = zeta;
+    cache[2] = theta;
+  }
+  return theta;
+}
+
+
+
+//------------------------------ the terms and their weights --------------------------------------
+
+
+
+// upper bound of m' M^-1 m for a moment row m with nonzeros on the chain that ends at dof leaf
+// (-1: on several branches; rowLeaf), or for the unit row of dof leaf (moment NULL):
+// M >= diag(armature), so m' M^-1 m <= sum m_i^2 / armature_i; mjMAXVAL where a dof of the row
+// has no armature
+static mjtNum armatureBound(const mjModel* m, const mjtNum* moment, int leaf) {
+  mjtNum bound = 0;
+  for (int dof=moment ? rowFirst(m, leaf) : leaf; dof>=0;
+       dof=moment ? rowNext(m, leaf, dof) : -1) {
+    mjtNum mom = moment ? moment[dof] : 1;
+    if (mom==0) {
+      continue;
+    }
+    if (!(m->dof_armature[dof] > 0)) {
+      return mjMAXVAL;
+    }
+    bound += mom * mom / m->dof_armature[dof];
+  }
+  return bound;
+}
+
+
+
+// inverse inertia of the moment row m of actuator i: a tendon's at qpos0 through its gear (a
+// model constant, as a dof's dof_invweight0), else m' M^-1 m at the current configuration from
+// the factorization of M (qLD): MuJoCo keeps a ball joint's and a body's only as averages over
+// their axes (dof_invweight0, body_invweight0), off by a factor of four on a thin link (a ball
+// joint's servo no longer asks since patch 0018: its weight is 1); x: nv of scratch
+static mjtNum rowInvweight(const mjModel* m, mjData* d, int i, mjtNum* x) {
+  if (m->actuator_trntype[i]==mjTRN_TENDON) {
+    mjtNum gear = m->actuator_gear[6*i];
+    return gear * gear * m->tendon_invweight0[m->actuator_trnid[2*i]];
+  }
+  const mjtNum* moment = d->actuator_moment + i*m->nv;
+  mj_solveM(m, d, x, moment, 1);
+  return mju_dot(moment, x, m->nv);
+}
+
+
+
+// 1 if the moment row of actuator i is a ball joint's (isRotationDof)
+static int rotationRow(const mjModel* m, int i) {
+  int trn = m->actuator_trntype[i];
+  return (trn==mjTRN_JOINT || trn==mjTRN_JOINTINPARENT) &&
+         isRotationDof(m, m->jnt_dofadr[m->actuator_trnid[2*i]]);
+}
+
+
+
+// the restoring slope of every actuator (actuatorRestoring; 0 for one that adds nothing to K),
+// and the terms of K on one dof alone, in joint space, for every dof: stiffness kdof (servos on a
+// hinge or slide, -slope gear^2, and the joint's spring) and damping cdof (their velocity slopes
+// times gear^2, and the joint's damping); kdof is 0 where no such term is in scope; returns the
+// number of servos with a restoring slope whose moment is a row on a chain (a tendon, a ball
+// joint, a site, a slider-crank); kdof and cdof are one array of 2*nv (cdof = kdof + nv)
+static int dofStiffness(const mjModel* m, const mjData* d, ctrlState* controls, mjtNum* slope,
+                    mjtNum* kdof) {
+  int nv = m->nv, nrow = 0;
+  mjtNum* cdof = kdof + nv;
+  mju_zero(kdof, 2*nv);
+
+  // servos on one dof; those on a chain counted
+  for (int i=0; i<m->nu; i++) {
+    if (!actuatorRestoring(m, d, i, slope + i, controls)) {
+      slope[i] = 0;
+      continue;
+    }
+    int dof = d->actuator_posdof[i];
+    if (dof < 0) {
+      nrow++;
+      continue;
+    }
+    mjtNum gear = d->actuator_moment[i*nv + dof];
+    kdof[dof] -= slope[i] * gear * gear;
+    cdof[dof] += mjd_actuatorDamping(m, d, i, controls) * gear * gear;
+  }
+
+  // springs and joint damping
+  for (int j=0; j<m->njnt && !mjDISABLED(mjDSBL_PASSIVE); j++) {
+    int restoring = springScope(m, j)==mjPOSSCOPE_RESTORING;
+    for (int dof=m->jnt_dofadr[j]; dof<m->jnt_dofadr[j]+jointDofs(m, j); dof++) {
+      cdof[dof] += m->dof_damping[dof];
+      if (restoring) {
+        kdof[dof] += m->jnt_stiffness[j];
+      }
+    }
+  }
+  return nrow;
+}
+
+
+
+// 1 if the matrix S with the sparsity and layout of qM is positive definite: its L'DL
+// factorization (in place, as mj_factorI) has only positive pivots
+static int posDefinite(const mjModel* m, mjtNum* S) {
+  const int* Madr = m->dof_Madr;
+  const int* parent = m->dof_parentid;
+  for (int k=m->nv-1; k>=0; k--) {
+    mjtNum pivot = S[Madr[k]];
+    if (!(pivot > 0)) {
+      return 0;
+    }
+
+    // S(i,j) -= S(k,i) S(k,j) / S(k,k) for i, j ancestors of k (j of i); S(k,i) /= S(k,k)
+    int adr_ki = Madr[k] + 1;
+    for (int i=parent[k]; i>=0; i=parent[i], adr_ki++) {
+      mjtNum tmp = S[adr_ki] / pivot;
+      mjtNum* row = S + Madr[i];
+      const mjtNum* src = S + adr_ki;
+      for (int j=i, c=0; j>=0; j=parent[j], c++) {
+        row[c] -= tmp * src[c];
+      }
+      S[adr_ki] = tmp;
+    }
+  }
+  return 1;
+}
+
+
+
+// the risk r = h^2 k (1 - 2 theta) - 2 h c of a term of stiffness k, damping c and weight theta,
+// the coefficient of -m m' that the term adds to the matrix of posWeightsGate
+static mjtNum termRisk(mjtNum h, mjtNum k, mjtNum c, mjtNum theta) {
+  return h * h * k * (1 - 2 * theta) - 2 * h * c;
+}
+
+
+
+// Stability of the weighted step at the current configuration. Linearised at fixed M, with D the
+// damping and K_j = k_j m_j m_j' the terms of K weighted by theta_j, the step keeps the energy
+// 1/2 v'(M + h/2 D' - h^2/4 K) v + 1/8 q' K q (q the sum of two successive positions,
+// D' = D + h sum theta_j K_j) from growing, and it is a norm, while 4M + 2hD - h^2 sum
+// (1 - 2 theta_j) K_j is positive definite. With the risks r_j of the terms (termRisk; rdof for
+// the terms on one dof, unit rows; rten for the fixed-tendon servos, their moment rows; 0 for
+// none), the sufficient condition tested is 4 (1 - margin) M - sum_{r_j > 0} r_j m_j m_j' > 0
+// (every other term of D and K only helps): first with the armature bound of m_j' M^-1 m_j (no
+// factorization), then by an L'DL factorization on M's sparsity (scratch: nM). For one term it is
+// stock's own cap at the weight theta.
+static int posWeightsGate(const mjModel* m, const mjData* d, mjtNum margin, const mjtNum* rdof,
+                          const mjtNum* rten, mjtNum* scratch) {
+  int nv = m->nv;
+
+  // the armature bound of sum r_j m_j' M^-1 m_j
+  mjtNum bound = 0;
+  for (int dof=0; dof<nv && bound < 4; dof++) {
+    if (rdof[dof] > 0) {
+      bound += rdof[dof] * armatureBound(m, NULL, dof);
+    }
+  }
+  for (int i=0; i<m->nu && bound < 4; i++) {
+    if (rten[i] > 0) {
+      bound += rten[i] * armatureBound(m, d->actuator_moment + i*nv, rowLeaf(m, i));
+    }
+  }
+  if (bound < 4 * (1 - margin)) {
+    return 1;
+  }
+
+  // S = 4 (1 - margin) M - sum r_j m_j m_j', on the sparsity of M
+  mjtNum* S = scratch;
+  mju_scl(S, d->qM, 4 * (1 - margin), m->nM);
+  for (int dof=0; dof<nv; dof++) {
+    if (rdof[dof] > 0) {
+      S[m->dof_Madr[dof]] -= rdof[dof];
+    }
+  }
+  for (int i=0; i<m->nu; i++) {
+    if (rten[i] <= 0) {
+      continue;
+    }
+
+    // a moment row on one chain: each pair once, in the row of the deeper dof (a)
+    const mjtNum* moment = d->actuator_moment + i*nv;
+    int leaf = rowLeaf(m, i);
+    for (int a=leaf; a>=0; a=m->dof_parentid[a]) {
+      for (int b=a, adr=m->dof_Madr[a]; b>=0 && moment[a]; b=m->dof_parentid[b], adr++) {
+        S[adr] -= rten[i] * moment[a] * moment[b];
+      }
+    }
+
+    // a row on several branches, outside that sparsity: by Cauchy-Schwarz m m' <= n diag(m)^2,
+    // n its number of nonzeros
+    if (leaf < 0) {
+      int n = 0;
+      for (int a=0; a<nv; a++) {
+        n += moment[a]!=0;
+      }
+      for (int a=0; a<nv; a++) {
+        S[m->dof_Madr[a]] -= n * rten[i] * moment[a] * moment[a];
+      }
+    }
+  }
+  return posDefinite(m, S);
+}
+
+
+
+// weights of every term under mjENBL_POSWEIGHT: each term's from the table at the inverse
+// inertia of its row (tableWeight; a moment row's: rowInvweight), the terms on one dof with their
+// table lookup cached in cache (3 per dof, NULL for none). Where the weighted step fails the
+// stability gate (posWeightsGate with margin mjPOSW_GATE: the coupled terms are at or beyond
+// stock's cap together), the weights of the terms with a positive risk are raised together toward
+// backward Euler, theta + a (1 - theta), by the least a on a grid of 1/mjPOSW_RAISE that passes
+// the gate with the margin mjPOSW_RAISED (a bisection; a = 1 makes every risk negative). Dampings
+// are clamped at 0, as the table's zeta (negative damping is outside what the gate covers).
+// Terms: kdof, cdof from dofStiffness, slope of every actuator; out: wdof (nv, 1 where no term), wten
+// (nu, the weights of the servos with a moment row, 1 for any other actuator); scratch:
+// 2*nv + 3*nu + nM
+#define mjPOSW_GATE 1e-3     // margin of the gate: stock's cap
+#define mjPOSW_RAISED 0.5    // margin of the raised weights: half of stock's cap
+#define mjPOSW_RAISE 64      // grid of the raise
+static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mjtNum* slope,
+                       ctrlState* controls, mjtNum* cache, mjtNum* wdof, mjtNum* wten,
+                       mjtNum* scratch) {
+  int nv = m->nv, nu = m->nu;
+  mjtNum h = m->opt.timestep;
+  const mjtNum* cdof = kdof + nv;
+  mjtNum* cten = scratch;
+  mjtNum* rdof = cten + nu;        // risks at the table's weights
+  mjtNum* rten = rdof + nv;
+  mjtNum* rdofa = rten + nu;       // risks at the raised weights
+  mjtNum* rtena = rdofa + nv;
+  mjtNum* S = rtena + nu;
+
+  // terms on one dof, and their risks
+  int risky = 0;
+  for (int dof=0; dof<nv; dof++) {
+    wdof[dof] = 1;
+    rdof[dof] = 0;
+    if (kdof[dof] > 0) {
+      mjtNum c = mjMAX(cdof[dof], 0);
+      mjtNum* entry = cache ? cache + 3*dof : NULL;
+      // the spring of a ball or free joint's rotation: backward Euler (its stiffness away from
+      // rest, which the gate's model leaves out, made ropes of them diverge at lower weights
+      // where backward Euler did not)
+      if (!isRotationDof(m, dof)) {
+        wdof[dof] = tableWeight(h, kdof[dof], c, m->dof_invweight0[dof], entry);
+      }
+      rdof[dof] = termRisk(h, kdof[dof], c, wdof[dof]);
+      risky |= rdof[dof] > 0;
+    }
+  }
+
+  // servos with a moment row: actuator-space stiffness and damping, inverse inertia of the row
+  // (S is free until the gate)
+  for (int i=0; i<nu; i++) {
+    wten[i] = 1;
+    rten[i] = 0;
+    if (slope[i] < 0 && d->actuator_posdof[i] < 0) {
+      cten[i] = mjMAX(mjd_actuatorDamping(m, d, i, controls), 0);
+      // a ball joint's servo: backward Euler, as its spring (ropes of them, released moving,
+      // diverged at the table's weights, and at any weight down to 1/2, where backward Euler
+      // did not)
+      if (!rotationRow(m, i)) {
+        wten[i] = tableWeight(h, -slope[i], cten[i], rowInvweight(m, d, i, S), NULL);
+      }
+      rten[i] = termRisk(h, -slope[i], cten[i], wten[i]);
+      risky |= rten[i] > 0;
+    }
+  }
+
+  // the stability gate, where a term is at risk
+  if (!risky || posWeightsGate(m, d, mjPOSW_GATE, rdof, rten, S)) {
+    return;
+  }
+
+  // raise the terms at risk: theta + a (1 - theta) has risk r - 2 a h^2 k (1 - theta); the least
+  // a = hi / mjPOSW_RAISE that passes (hi = mjPOSW_RAISE does: every risk is then negative)
+  int lo = 0, hi = mjPOSW_RAISE;
+  while (hi - lo > 1) {
+    int mid = (lo + hi) / 2;
+    mjtNum a = (mjtNum)mid / mjPOSW_RAISE;
+    for (int dof=0; dof<nv; dof++) {
+      rdofa[dof] = rdof[dof] > 0 ? rdof[dof] - 2*a*h*h*kdof[dof]*(1 - wdof[dof]) : 0;
+    }
+    for (int i=0; i<nu; i++) {
+      rtena[i] = rten[i] > 0 ? rten[i] + 2*a*h*h*slope[i]*(1 - wten[i]) : 0;
+    }
+    if (posWeightsGate(m, d, mjPOSW_RAISED, rdofa, rtena, S)) {
+      hi = mid;
+    } else {
+      lo = mid;
+    }
+  }
+  mjtNum a = (mjtNum)hi / mjPOSW_RAISE;
+  for (int dof=0; dof<nv; dof++) {
+    if (rdof[dof] > 0) {
+      wdof[dof] += a * (1 - wdof[dof]);
+    }
+  }
+  for (int i=0; i<nu; i++) {
+    if (rten[i] > 0) {
+      wten[i] += a * (1 - wten[i]);
+    }
+  }
+}
+
+
+
+int mjd_posWeightTerms(const mjModel* m, mjData* d, ctrlState* controls, mjtNum* slope,
+                       mjtNum* kdof, mjtNum* cache, mjtNum* wten, mjtNum* scratch) {
+  int nrow = dofStiffness(m, d, controls, slope, kdof);
+  posWeights(m, d, kdof, slope, controls, cache, kdof + 2*m->nv, wten, scratch);
+  return nrow;
+}
+
+
+
+// accuracy weight under mjENBL_POSWEIGHT of the term of actuator id (objtype mjOBJ_ACTUATOR) or
+// of the dof of scalar joint id (mjOBJ_JOINT); 1 for a term outside the scope of K, and for a
+// ball or free joint (each of its dofs has its own weight)
+mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
+  int nv = m->nv, nu = m->nu;
+  ctrlState controls = CTRL_UNCHECKED;
+  mjtNum weight = 1;
+  mjMARKSTACK;
+  mjtNum* slope = mj_stackAlloc(d, nu);
+  mjtNum* kdof = mj_stackAlloc(d, 3*nv);     // kdof, cdof (dofStiffness), wdof
+  mjtNum* wten = mj_stackAlloc(d, nu);
+  mjtNum* scratch = mj_stackAlloc(d, 2*nv + 3*nu + m->nM);
+  mjd_posWeightTerms(m, d, &controls, slope, kdof, NULL, wten, scratch);
+
+  // the term's weight: a moment row's own, or its dof's
+  if (objtype==mjOBJ_ACTUATOR && id>=0 && id<nu && slope[id] < 0) {
+    int dof = d->actuator_posdof[id];
+    weight = dof < 0 ? wten[id] : kdof[2*nv + dof];
+  } else if (objtype==mjOBJ_JOINT && id>=0 && id<m->njnt && isScalar(m, id)) {
+    weight = kdof[2*nv + m->jnt_dofadr[id]];
+  }
+
+  mjFREESTACK;
+  return weight;
+}
