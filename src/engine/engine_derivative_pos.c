@@ -30,8 +30,7 @@
 
 
 
-// address of the diagonal element of row r in the D-sparse layout: after the row's columns below
-// r, its ancestors (mj_makeMSparse), as many as the row of r in M holds besides it
+// address of the diagonal element of row r in the D-sparse layout
 static inline int diagD(const mjModel* m, const mjData* d, int r) {
   int end = r < m->nv - 1 ? m->dof_Madr[r+1] : m->nM;
   return d->D_rowadr[r] + end - m->dof_Madr[r] - 1;
@@ -46,8 +45,7 @@ static inline void addDiagD(const mjModel* m, const mjData* d, mjtNum* matD, int
 
 
 
-// add val to element (r, c) of the D-sparse matrix matD; every element of K in scope is in the
-// pattern of M (a diagonal, or two dofs of one chain), so a miss is an error, not a drop
+// add val to element (r, c) of matD (D sparsity); an element outside the pattern is an error
 static void addD(const mjData* d, mjtNum* matD, int r, int c, mjtNum val) {
   int adr = sparseAdr(d->D_rownnz, d->D_rowadr, d->D_colind, r, c);
   if (adr < 0) {
@@ -59,9 +57,7 @@ static void addD(const mjData* d, mjtNum* matD, int r, int c, mjtNum val) {
 
 
 
-// add scl*(k*moment)'*moment to the D-sparse matD for a moment row on the chain that ends at dof
-// leaf (mjd_actuatorLeaf), or its part on the pattern of M for a row on several branches (leaf -1:
-// every dof): each pair of its dofs with a moment, the deeper (a) and its ancestor (b)
+// add scl*(k*moment)'*moment on the chain that ends at leaf (-1: its part on M's pattern)
 static void addChainTerm(const mjModel* m, const mjData* d, mjtNum* matD, const mjtNum* moment,
                          int leaf, mjtNum scl, mjtNum k) {
   for (int a=rowFirst(m, leaf); a>=0; a=rowNext(m, leaf, a)) {
@@ -81,9 +77,7 @@ static void addChainTerm(const mjModel* m, const mjData* d, mjtNum* matD, const 
 
 
 
-// add scl*(k*moment)'*moment of actuator i to the D-sparse matD: one diagonal element for a
-// hinge or slide, else the dense block on the chain that holds its moment (in the pattern of M),
-// or the part on the pattern of M of a row on several branches
+// add scl*(k*moment)'*moment of actuator i to matD, on the pattern of M
 void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,
                          mjtNum scl, mjtNum k) {
   const mjtNum* moment = d->actuator_moment + i*m->nv;
@@ -105,10 +99,7 @@ void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,
 
 
 
-// add sclK*k*P to matD (D sparsity) and sclKv*k*P*qvel to vec for P = m'*m, the moment row m of
-// actuator i (on one chain or several branches, not one dof) and its stiffness k, and k to kact
-// (NULL for none); returns 1 for a row on several branches, left out of matD as branch says, or
-// out of K altogether with mjBRANCH_OMIT or a velocity term too large (kact stays 0, returns 0)
+// add the term of stiffness k of actuator i whose moment is a row; 1 if on several branches
 static int actuatorRowTerm(const mjModel* m, const mjData* d, int i, mjtNum k, mjtNum* matD,
                            mjtNum sclK, mjtNum* vec, mjtNum sclKv, mjtNum* kact,
                            mjtBranchMode branch) {
@@ -156,8 +147,7 @@ static int actuatorRowTerm(const mjModel* m, const mjData* d, int i, mjtNum k, m
 
 
 
-// add the term of stiffness k of actuator i on one dof: sclK*k*gear^2 to matD at the address diag
-// of its dof's diagonal element, sclKv*k*gear^2*qvel to vec, k to kact (each NULL for none)
+// add the term of stiffness k of actuator i on one dof, at its diagonal address diag
 static inline void addDofTerm(const mjModel* m, const mjData* d, mjtNum* matD, int diag,
                               mjtNum sclK, mjtNum* vec, mjtNum sclKv, mjtNum* kact, int i,
                               int dof, mjtNum k) {
@@ -176,11 +166,7 @@ static inline void addDofTerm(const mjModel* m, const mjData* d, mjtNum* matD, i
 
 
 
-// add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec for K = -d qfrc_actuator / dq, and
-// the stiffness of each term added to kact (NULL for none): K += -slope * moment' * moment for
-// each actuator in scope, the slope tested first (motors have none); none with actuation
-// disabled; returns the number of terms whose moment is on several branches (mjtBranchMode;
-// mjBRANCH_OMIT leaves them out, with kact 0: actuatorRowTerm)
+// add the actuators' terms of K; return the number on several branches
 static int actuatorTerms(const mjModel* m, mjData* d, ctrlState* controls, mjtNum* matD,
                             mjtNum sclK, mjtNum* vec, mjtNum sclKv, mjtNum* kact,
                             mjtBranchMode branch) {
@@ -232,10 +218,7 @@ static int actuatorTerms(const mjModel* m, mjData* d, ctrlState* controls, mjtNu
 
 
 
-// add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec for K = -d qfrc_passive / dq: the
-// stiffness of every joint, diagonal: exact for hinges, slides and a free joint's translation, the
-// small-angle term for rotations (ball, free); kspring (NULL for none): each spring's stiffness,
-// set only if there is one; returns the number of springs added
+// add the joint springs' terms of K, diagonal; return the number of springs
 static int springTerms(const mjModel* m, const mjData* d,
                            mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv,
                            mjtNum* kspring) {
@@ -274,10 +257,7 @@ static int springTerms(const mjModel* m, const mjData* d,
 
 
 
-// actuatorTerms under mjENBL_POSWEIGHT, for the servos with a moment row only: slopes, the
-// restoring slope of each actuator (dofStiffness), and wten, the weight of each servo with a moment
-// row (posWeights); the servos on one dof are left to weightedDofTerms, which weighs them together
-// with their dof's spring; kact: -slope times its weight
+// add the weighted terms of the servos whose moment is a row
 static int weightedRowTerms(const mjModel* m, mjData* d, const mjtNum* slopes,
                              const mjtNum* wten, mjtNum* matD, mjtNum sclK, mjtNum* vec,
                              mjtNum sclKv, mjtNum* kact, mjtBranchMode branch) {
@@ -293,9 +273,7 @@ static int weightedRowTerms(const mjModel* m, mjData* d, const mjtNum* slopes,
 
 
 
-// add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec for the terms of K on one dof alone
-// under mjENBL_POSWEIGHT: its joint servos and its spring, summed in kdof (dofStiffness) and weighted
-// together by weight (posWeights), one diagonal element per dof
+// add the weighted terms on one dof alone: its servos and its spring
 static void weightedDofTerms(const mjModel* m, const mjData* d, const mjtNum* kdof,
                         const mjtNum* weight, mjtNum* matD, mjtNum sclK, mjtNum* vec,
                         mjtNum sclKv) {
@@ -315,8 +293,7 @@ static void weightedDofTerms(const mjModel* m, const mjData* d, const mjtNum* kd
 
 
 
-// the stiffness of the terms of weightedDofTerms, each with its dof's weight wdof: kact of the joint
-// servos (-slope), kspring of the springs; returns the number of springs
+// stiffness of the weighted terms on one dof in kact and kspring; return the springs
 static int weightedStiffness(const mjModel* m, const mjData* d, const mjtNum* slope,
                          const mjtNum* wdof, mjtNum* kact, mjtNum* kspring) {
   int nspring = 0;

@@ -28,13 +28,7 @@
 #include "engine/engine_util_errmem.h"
 #include "engine/engine_util_sparse.h"
 
-// convert the discrete-time qacc = (qvel_next - qvel)/h of one mj_step to the continuous-time
-//  qacc, in place: M*qacc_c = Mhat*qacc + shift, with Mhat and shift those of the integrator
-//    Euler:    Mhat = M + h*diag(dof_damping), shift = 0 (no damping: qacc unchanged)
-//    implicit: Mhat = M - h*qDeriv, shift = 0;
-//              mjENBL_IMPLICITPOS: Mhat += h^2*K, shift = h*K*qvel (mj_implicitMatrix)
-//    RK4:      not defined, mju_error
-//  requires the position and velocity stages (qLD factorized)
+// convert the discrete-time qacc of one mj_step to the continuous-time qacc, in place
 void mj_discreteAcc(const mjModel* m, mjData* d) {
   int nv = m->nv, nu = m->nu, na = m->na;
   mjtNum h = m->opt.timestep;

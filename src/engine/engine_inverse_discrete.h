@@ -22,11 +22,7 @@
 extern "C" {
 #endif
 
-// Converts the discrete-time qacc = (qvel_next - qvel)/h of one mj_step to the continuous-time
-// qacc, in place, for the integrator of m (mjENBL_INVDISCRETE): M*qacc_c = Mhat*qacc + shift,
-// with Mhat and shift those of the step (Euler: M + h*diag(dof_damping); implicit: M - h*qDeriv,
-// and with mjENBL_IMPLICITPOS + h^2*K and the shift h*K*qvel). RK4 is an error. Requires the
-// position and velocity stages (qLD factorized).
+// convert the discrete-time qacc of one mj_step to the continuous-time qacc, in place
 void mj_discreteAcc(const mjModel* m, mjData* d);
 
 #ifdef __cplusplus

@@ -55,8 +55,7 @@ static int branchTerm(const mjModel* m, const mjtNum* kact, int i) {
 
 
 
-// the coefficient of m m' in the step's matrix for a term on several branches (branchTerm):
-// scl*kact[i] for K, and its whole velocity term -h dfdv
+// coefficient of m'*m in the step's matrix for a term on several branches
 static mjtNum branchCoef(const mjModel* m, const mjData* d, const mjtNum* kact, int i,
                          mjtNum scl) {
   return scl * kact[i] - m->opt.timestep * mjd_actuatorVel(m, d, i);
@@ -79,8 +78,7 @@ void mj_branchVelocity(const mjModel* m, const mjData* d, mjtNum* res, const mjt
 
 
 
-// solve the dense n x n system A*x = b in place (A row-major, x in b) by Gaussian elimination with
-// partial pivoting; 0 if a pivot is zero or not finite
+// solve A*x = b in place by Gaussian elimination with partial pivoting; 0 if singular
 static int solveDense(mjtNum* A, mjtNum* b, int n) {
   for (int k=0; k<n; k++) {
     // pivot: the largest element of column k at or below row k

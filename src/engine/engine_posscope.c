@@ -41,8 +41,7 @@ static int isAncestor(const mjModel* m, int a, int b) {
 
 
 
-// the deepest dof with which body b moves (its own last dof, or its nearest moving ancestor's), -1
-// for a body welded to the world
+// deepest dof with which body b moves, -1 for a body welded to the world
 static int bodyLeaf(const mjModel* m, int b) {
   while (b > 0 && m->body_dofnum[b]==0) {
     b = m->body_parentid[b];
@@ -52,8 +51,7 @@ static int bodyLeaf(const mjModel* m, int b) {
 
 
 
-// extend the chain of dofs that ends at *leaf (-1: none yet) to the one that ends at dof (-1:
-// none); 0 if the two lie on different branches, *leaf then unchanged
+// extend the chain that ends at *leaf by the one that ends at dof; 0 if on two branches
 static int mergeLeaf(const mjModel* m, int* leaf, int dof) {
   if (dof < 0 || (*leaf >= 0 && dof <= *leaf)) {
     return dof < 0 || isAncestor(m, dof, *leaf);
@@ -67,9 +65,7 @@ static int mergeLeaf(const mjModel* m, int* leaf, int dof) {
 
 
 
-// the deepest dof of the chain that holds the moment of tendon t in *leaf (-1 for none: every
-// wrap on the world): the dofs of its joints, or the bodies of its sites and wrapping geoms
-// (pulleys have none); 0 if they lie on two branches
+// deepest dof of the chain that holds tendon t's moment; 0 if on two branches
 static int tendonLeaf(const mjModel* m, int t, int* leaf) {
   *leaf = -1;
   for (int a=m->tendon_adr[t]; a<m->tendon_adr[t]+m->tendon_num[t]; a++) {
@@ -90,12 +86,7 @@ static int tendonLeaf(const mjModel* m, int t, int* leaf) {
 
 
 
-// scope of tendon t: restoring if it can carry a term of K: a fixed tendon of hinges and slides,
-// each listed once, or a spatial tendon. A joint listed twice is out of scope: the length sums its
-// coefficients, but the moment (mj_tendon) keeps the last one, so the force is not the gradient of
-// a potential and K would not be its derivative. A moment on several branches is in scope: its
-// term falls outside the sparsity of M and the step applies it by a low-rank update of the
-// factorization (mj_branchSolve).
+// scope of tendon t as a transmission (mjtPosScope)
 static int tendonScope(const mjModel* m, int t) {
   int adr = m->tendon_adr[t], num = m->tendon_num[t];
   if (num==0) {
@@ -132,9 +123,7 @@ void mj_setTendonPosScope(const mjModel* m, mjData* d) {
 
 
 
-// the deepest dof of the chain that holds the moment of actuator i in *leaf (-1 for none): its
-// joint's last dof, its tendon's (tendonLeaf), the bodies of its site and refsite or of its
-// slider-crank's sites; 0 if they lie on two branches, or for a body transmission
+// deepest dof of the chain that holds actuator i's moment; 0 if on several branches
 int mjd_actuatorLeaf(const mjModel* m, int i, int* leaf) {
   int id = m->actuator_trnid[2*i], id2 = m->actuator_trnid[2*i+1];
   *leaf = -1;
@@ -166,9 +155,7 @@ int mjd_actuatorBranches(const mjModel* m, int i) {
 
 
 
-// scope of the transmission of actuator i: restoring if it has a length whose gradient is its
-// moment (the tendon's scope is model structure, found first); a free joint, a site without refsite
-// and a body have no length (mj_transmission sets it to 0)
+// scope of the transmission of actuator i (mjtPosScope)
 static int transmissionScope(const mjModel* m, const mjData* d, int i) {
   int id = m->actuator_trnid[2*i];
   switch (m->actuator_trntype[i]) {
@@ -252,8 +239,7 @@ int mjd_badControl(const mjModel* m, const mjData* d) {
 
 
 
-// normalized length L of a muscle of length len and its optimal length *L0, as in
-// mju_muscleGain and mju_muscleBias
+// normalized length of a muscle and its optimal length L0
 static mjtNum muscleLength(mjtNum len, const mjtNum lengthrange[2], const mjtNum prm[9],
                            mjtNum* L0) {
   *L0 = mjMAX(mjMINVAL, (lengthrange[1]-lengthrange[0]) / mjMAX(mjMINVAL, prm[1]-prm[0]));
@@ -262,8 +248,7 @@ static mjtNum muscleLength(mjtNum len, const mjtNum lengthrange[2], const mjtNum
 
 
 
-// d mju_muscleGain / d len: the slope of the force-length curve, piece by piece, times the gain
-// at the optimal length L = 1, where the curve is 1 (-force times the velocity curve)
+// d mju_muscleGain / d len
 mjtNum mjd_muscleGainLength(mjtNum len, mjtNum vel, const mjtNum lengthrange[2], mjtNum acc0,
                             const mjtNum prm[9]) {
   // unpack parameters
@@ -298,8 +283,7 @@ mjtNum mjd_muscleGainLength(mjtNum len, mjtNum vel, const mjtNum lengthrange[2],
 
 
 
-// d mju_muscleBias / d len: the slope of the passive curve, quadratic to b = (1+lmax)/2 and
-// linear beyond
+// d mju_muscleBias / d len
 mjtNum mjd_muscleBiasLength(mjtNum len, const mjtNum lengthrange[2], mjtNum acc0,
                             const mjtNum prm[9]) {
   // unpack parameters
@@ -328,9 +312,7 @@ mjtNum mjd_muscleBiasLength(mjtNum len, const mjtNum lengthrange[2], mjtNum acc0
 
 
 
-// damping of actuator i in actuator space: -d force / d velocity from the bias and, for an affine
-// gain, the gain's velocity term at the current input; for a muscle gain, the velocity slope of
-// its curve that the step's qDeriv takes
+// damping of actuator i in actuator space: -d force / d velocity
 mjtNum mjd_actuatorDamping(const mjModel* m, const mjData* d, int i, ctrlState* controls) {
   if (m->actuator_gaintype[i]==mjGAIN_MUSCLE) {
     return -mjd_actuatorVel(m, d, i);

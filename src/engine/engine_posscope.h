@@ -93,8 +93,7 @@ static inline int jointDofs(const mjModel* m, int j) {
 
 
 
-// 1 if dof is a rotation of a ball or free joint: its spring's term of K is the small-angle term
-// of a stiffness that is not symmetric away from rest, as is a ball joint servo's
+// return 1 if dof is a rotation of a ball or free joint
 static inline int isRotationDof(const mjModel* m, int dof) {
   int j = m->dof_jntid[dof];
   return m->jnt_type[j]==mjJNT_BALL ||
@@ -124,8 +123,7 @@ typedef enum {
 
 
 
-// ctrl or act multiplying the gain of actuator i, as in mj_fwdActuation; *controls is their
-// check, done on first use, so that a pass over all actuators is O(nu)
+// input that multiplies the gain of actuator i; *controls: their check, done once
 static inline mjtNum gainInput(const mjModel* m, const mjData* d, int i, ctrlState* controls) {
   // activation
   if (m->actuator_dyntype[i]!=mjDYN_NONE) {
@@ -148,8 +146,7 @@ static inline mjtNum gainInput(const mjModel* m, const mjData* d, int i, ctrlSta
 
 
 
-// the slopes in the length of bias type biastype and gain type gaintype of actuator i: an affine
-// term's parameter, a muscle's curve (0 for none, fixed or user)
+// slopes in the length of a bias and a gain of actuator i
 static inline void termSlopes(const mjModel* m, const mjData* d, int i, int biastype,
                               int gaintype, mjtNum* bias, mjtNum* gain) {
   *bias = *gain = 0;
@@ -177,11 +174,7 @@ static inline int closedForm(const mjModel* m, int i) {
 
 
 
-// d actuator_force / d actuator_length of actuator i at its current input, length and velocity,
-// for a force of closed form (closedForm): the slopes of an affine gain and bias, and of a
-// muscle's curves (the exact derivative of the force in its length); for a user gain or bias, the
-// slope of its other term only, which actuatorScope rejects (GAINBIAS); controls: see
-// gainInput
+// d actuator_force / d actuator_length of actuator i
 static inline mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i,
                                    ctrlState* controls) {
   // slope of force = gain * input + bias
@@ -195,8 +188,7 @@ static inline mjtNum actuatorSlope(const mjModel* m, const mjData* d, int i,
 
 
 
-// scope of actuator i under mjENBL_IMPLICITPOS from its force and its slope s (actuatorSlope),
-// for actuation enabled and a restoring structure (actuatorScope)
+// scope of actuator i from its force and slope s
 static inline int actuatorScopeForce(const mjModel* m, const mjData* d, int i, mjtNum s) {
   // force on its clamp: zero derivative
   if (m->actuator_forcelimited[i]) {
@@ -237,9 +229,7 @@ static inline int actuatorScope(const mjModel* m, const mjData* d, int i, mjtNum
 
 
 
-// 1 if actuator i contributes to K, with its slope: the slope is tested first (a motor or an
-// inactive muscle short of its optimal length has none, a negative gain is not restoring), the
-// structure (transmission, user gain or bias) and clamp only then
+// return 1 if actuator i contributes to K, with its slope
 static inline int actuatorRestoring(const mjModel* m, const mjData* d, int i, mjtNum* slope,
                              ctrlState* controls) {
   *slope = actuatorSlope(m, d, i, controls);
@@ -283,8 +273,7 @@ static inline int sparseAdr(const int* rownnz, const int* rowadr, const int* col
 
 
 
-// the leaf of the chain that holds the moment row of actuator i (mjd_actuatorLeaf), -1 for a row on
-// several branches; a walk over the row (rowFirst, rowNext) goes up that chain, or over every dof
+// leaf of the chain of actuator i's moment row, -1 on several branches
 static inline int rowLeaf(const mjModel* m, int i) {
   int leaf;
   return mjd_actuatorLeaf(m, i, &leaf) ? leaf : -1;

@@ -33,16 +33,7 @@
 
 
 
-// Weight theta of one term of K under mjENBL_POSWEIGHT (matrix theta h^2 K, shift theta h K v):
-// for one dof the weighted step is stock implicit with damping kv + theta h kp, so theta -> 0 is
-// stock and theta = 1 backward Euler. theta depends on the term's h w_n and zeta through its
-// distance to stock's own stability cap on the term alone, h w_n = 2 (zeta + sqrt(zeta^2 + 1)):
-// below the cap mjPOSW_MIN (stock; just enough damping that an undamped servo loses energy),
-// from the cap on the table over s = log10(h w_n / cap) and zeta. Each entry is the weight of
-// least error on a unit step, a free decay, sinusoidal targets and a load step, within 1.05x
-// backward Euler's error on each. Stock is kept below the cap, where it is the more accurate
-// scheme, because on coupled terms any added damping slows their slower modes. Generated with
-// the study that measures it; not to be edited by hand.
+// weight theta of a term of K under mjENBL_POSWEIGHT: see doc/engine.md; generated, not edited
 #define mjPOSW_NS 11         // columns: s = 0, 0.1, ..., 1 (clamped above)
 #define mjPOSW_DS 0.1
 #define mjPOSW_NZETA 11      // rows: zeta below
@@ -75,8 +66,7 @@ static const mjtNum posw_theta[mjPOSW_NZETA][mjPOSW_NS] = {
 
 
 
-// theta of the table at (h w_n)^2 = hw2 >= 0 and zeta >= 0, both finite: mjPOSW_MIN below the
-// cap, bilinear in (s, zeta) from it on, clamped to the table
+// weight of the table at (h w_n)^2 = hw2 and zeta
 static mjtNum thetaTable(mjtNum hw2, mjtNum zeta) {
   zeta = mjMIN(zeta, posw_zeta[mjPOSW_NZETA - 1]);
 
@@ -117,12 +107,7 @@ void mjd_posWeightTable(int* nzeta, int* ns, mjtNum* ds, mjtNum* below,
 
 
 
-// table weight of a term of stiffness k > 0 and damping c >= 0 at the inverse inertia invweight
-// of its row: a dof's invweight0 at qpos0 (a model constant, as the constraint solver's
-// regularization), a moment row's from rowInvweight; 1 (backward Euler) where (h w_n)^2 or zeta
-// is not finite or invweight not positive. cache (3 numbers, NULL for none): the (h w_n)^2, zeta
-// and theta of the last lookup, looked up again only when (h w_n)^2 or zeta change; the weight is
-// the same with or without it
+// table weight of a term of stiffness k, damping c and inverse inertia invweight
 static mjtNum tableWeight(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight, mjtNum* cache) {
   mjtNum hw2 = h * h * k * invweight;  // (h w_n)^2
   mjtNum zeta = 0.5 * c * mju_sqrt(invweight / k);
@@ -152,10 +137,7 @@ static mjtNum tableWeight(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight, mjtNum
 
 
 
-// upper bound of m' M^-1 m for a moment row m with nonzeros on the chain that ends at dof leaf
-// (-1: on several branches; rowLeaf), or for the unit row of dof leaf (moment NULL):
-// M >= diag(armature), so m' M^-1 m <= sum m_i^2 / armature_i; mjMAXVAL where a dof of the row
-// has no armature
+// upper bound of m'*M^-1*m from the armature
 static mjtNum armatureBound(const mjModel* m, const mjtNum* moment, int leaf) {
   mjtNum bound = 0;
   for (int dof=moment ? rowFirst(m, leaf) : leaf; dof>=0;
@@ -174,11 +156,7 @@ static mjtNum armatureBound(const mjModel* m, const mjtNum* moment, int leaf) {
 
 
 
-// inverse inertia of the moment row m of actuator i: a tendon's at qpos0 through its gear (a
-// model constant, as a dof's dof_invweight0), else m' M^-1 m at the current configuration from
-// the factorization of M (qLD): MuJoCo keeps a ball joint's and a body's only as averages over
-// their axes (dof_invweight0, body_invweight0), off by a factor of four on a thin link (a ball
-// joint's servo no longer asks since patch 0018: its weight is 1); x: nv of scratch
+// inverse inertia of the moment row of actuator i
 static mjtNum rowInvweight(const mjModel* m, mjData* d, int i, mjtNum* x) {
   if (m->actuator_trntype[i]==mjTRN_TENDON) {
     mjtNum gear = m->actuator_gear[6*i];
@@ -200,12 +178,7 @@ static int rotationRow(const mjModel* m, int i) {
 
 
 
-// the restoring slope of every actuator (actuatorRestoring; 0 for one that adds nothing to K),
-// and the terms of K on one dof alone, in joint space, for every dof: stiffness kdof (servos on a
-// hinge or slide, -slope gear^2, and the joint's spring) and damping cdof (their velocity slopes
-// times gear^2, and the joint's damping); kdof is 0 where no such term is in scope; returns the
-// number of servos with a restoring slope whose moment is a row on a chain (a tendon, a ball
-// joint, a site, a slider-crank); kdof and cdof are one array of 2*nv (cdof = kdof + nv)
+// restoring slope of each actuator, stiffness and damping of the terms on each dof
 static int dofStiffness(const mjModel* m, const mjData* d, ctrlState* controls, mjtNum* slope,
                     mjtNum* kdof) {
   int nv = m->nv, nrow = 0;
@@ -243,8 +216,7 @@ static int dofStiffness(const mjModel* m, const mjData* d, ctrlState* controls, 
 
 
 
-// 1 if the matrix S with the sparsity and layout of qM is positive definite: its L'DL
-// factorization (in place, as mj_factorI) has only positive pivots
+// return 1 if S, with the sparsity of qM, is positive definite
 static int posDefinite(const mjModel* m, mjtNum* S) {
   const int* Madr = m->dof_Madr;
   const int* parent = m->dof_parentid;
@@ -271,24 +243,14 @@ static int posDefinite(const mjModel* m, mjtNum* S) {
 
 
 
-// the risk r = h^2 k (1 - 2 theta) - 2 h c of a term of stiffness k, damping c and weight theta,
-// the coefficient of -m m' that the term adds to the matrix of posWeightsGate
+// risk h^2*k*(1 - 2*theta) - 2*h*c of a term
 static mjtNum termRisk(mjtNum h, mjtNum k, mjtNum c, mjtNum theta) {
   return h * h * k * (1 - 2 * theta) - 2 * h * c;
 }
 
 
 
-// Stability of the weighted step at the current configuration. Linearised at fixed M, with D the
-// damping and K_j = k_j m_j m_j' the terms of K weighted by theta_j, the step keeps the energy
-// 1/2 v'(M + h/2 D' - h^2/4 K) v + 1/8 q' K q (q the sum of two successive positions,
-// D' = D + h sum theta_j K_j) from growing, and it is a norm, while 4M + 2hD - h^2 sum
-// (1 - 2 theta_j) K_j is positive definite. With the risks r_j of the terms (termRisk; rdof for
-// the terms on one dof, unit rows; rten for the fixed-tendon servos, their moment rows; 0 for
-// none), the sufficient condition tested is 4 (1 - margin) M - sum_{r_j > 0} r_j m_j m_j' > 0
-// (every other term of D and K only helps): first with the armature bound of m_j' M^-1 m_j (no
-// factorization), then by an L'DL factorization on M's sparsity (scratch: nM). For one term it is
-// stock's own cap at the weight theta.
+// stability gate of the weighted step at the current configuration
 static int posWeightsGate(const mjModel* m, const mjData* d, mjtNum margin, const mjtNum* rdof,
                           const mjtNum* rten, mjtNum* scratch) {
   int nv = m->nv;
@@ -348,17 +310,7 @@ static int posWeightsGate(const mjModel* m, const mjData* d, mjtNum margin, cons
 
 
 
-// weights of every term under mjENBL_POSWEIGHT: each term's from the table at the inverse
-// inertia of its row (tableWeight; a moment row's: rowInvweight), the terms on one dof with their
-// table lookup cached in cache (3 per dof, NULL for none). Where the weighted step fails the
-// stability gate (posWeightsGate with margin mjPOSW_GATE: the coupled terms are at or beyond
-// stock's cap together), the weights of the terms with a positive risk are raised together toward
-// backward Euler, theta + a (1 - theta), by the least a on a grid of 1/mjPOSW_RAISE that passes
-// the gate with the margin mjPOSW_RAISED (a bisection; a = 1 makes every risk negative). Dampings
-// are clamped at 0, as the table's zeta (negative damping is outside what the gate covers).
-// Terms: kdof, cdof from dofStiffness, slope of every actuator; out: wdof (nv, 1 where no term), wten
-// (nu, the weights of the servos with a moment row, 1 for any other actuator); scratch:
-// 2*nv + 3*nu + nM
+// weights of every term: the table's, raised where the step fails the gate
 #define mjPOSW_GATE 1e-3     // margin of the gate: stock's cap
 #define mjPOSW_RAISED 0.5    // margin of the raised weights: half of stock's cap
 #define mjPOSW_RAISE 64      // grid of the raise
@@ -459,9 +411,7 @@ int mjd_posWeightTerms(const mjModel* m, mjData* d, ctrlState* controls, mjtNum*
 
 
 
-// accuracy weight under mjENBL_POSWEIGHT of the term of actuator id (objtype mjOBJ_ACTUATOR) or
-// of the dof of scalar joint id (mjOBJ_JOINT); 1 for a term outside the scope of K, and for a
-// ball or free joint (each of its dofs has its own weight)
+// accuracy weight of the term of actuator id or of the dof of scalar joint id
 mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
   int nv = m->nv, nu = m->nu;
   ctrlState controls = CTRL_UNCHECKED;

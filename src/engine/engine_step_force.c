@@ -46,8 +46,7 @@ void mj_stepForceEuler(const mjModel* m, mjData* d, const mjtNum* qacc) {
 
 
 
-// 1 if actuator i is force-limited and in K (kact[i] > 0; one outside K, one clamped at the step's
-// start among them, is stock's) and its applied force is beyond that range
+// return 1 if actuator i is in K and its applied force is beyond its forcerange
 static int crosses(const mjModel* m, const mjData* d, const mjtNum* kact, int i) {
   mjtNum f = d->actuator_force_step[i];
   const mjtNum* range = m->actuator_forcerange + 2*i;
@@ -203,9 +202,7 @@ int mj_stepForceImplicit(const mjModel* m, mjData* d, const mjtNum* qacc,
 
 
 
-// hold each actuator that is not held yet and crosses its forcerange at the bound it crossed, if
-// the step can take its velocity term out of its matrix (mjd_actuatorVelResolvable; beyond it, its
-// applied force is reported as it is); returns the number of actuators it held
+// hold each actuator that crosses its forcerange; return the number held
 static int holdCrossing(const mjModel* m, const mjData* d, const mjtNum* kact, int* isheld,
                         mjtNum* held) {
   int nheld = 0;
@@ -222,8 +219,7 @@ static int holdCrossing(const mjModel* m, const mjData* d, const mjtNum* kact, i
 
 
 
-// the step's forces within forcerange, mjENBL_IMPLICITPOS: hold at its bound each actuator whose
-// applied force crosses its range, and solve the step again, until none does
+// hold at its bound each actuator that crosses its forcerange, solve again
 void mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
                        mjtNum* kact, const mjtNum* kspring, int onpattern) {
   int nv = m->nv, nu = m->nu;
