@@ -28,8 +28,6 @@
 
 //------------------------------ the pattern of M -------------------------------------------------
 
-
-
 // address of the diagonal element of row r in the D-sparse layout
 static inline int diagD(const mjModel* m, const mjData* d, int r) {
   int end = r < m->nv - 1 ? m->dof_Madr[r+1] : m->nM;
@@ -96,8 +94,6 @@ void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,
 
 
 //------------------------------ terms of K -------------------------------------------------------
-
-
 
 // add the term of stiffness k of actuator i whose moment is a row; 1 if on several branches
 static int actuatorRowTerm(const mjModel* m, const mjData* d, int i, mjtNum k, mjtNum* matD,
@@ -168,8 +164,8 @@ static inline void addDofTerm(const mjModel* m, const mjData* d, mjtNum* matD, i
 
 // add the actuators' terms of K; return the number on several branches
 static int actuatorTerms(const mjModel* m, mjData* d, ctrlState* controls, mjtNum* matD,
-                            mjtNum sclK, mjtNum* vec, mjtNum sclKv, mjtNum* kact,
-                            mjtBranchMode branch) {
+                         mjtNum sclK, mjtNum* vec, mjtNum sclKv, mjtNum* kact,
+                         mjtBranchMode branch) {
   int nbranch = 0;
   if (mjDISABLED(mjDSBL_ACTUATION)) {
     if (kact) {
@@ -220,8 +216,8 @@ static int actuatorTerms(const mjModel* m, mjData* d, ctrlState* controls, mjtNu
 
 // add the joint springs' terms of K, diagonal; return the number of springs
 static int springTerms(const mjModel* m, const mjData* d,
-                           mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv,
-                           mjtNum* kspring) {
+                       mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv,
+                       mjtNum* kspring) {
   int nspring = 0;
   if (mjDISABLED(mjDSBL_PASSIVE)) {
     return 0;
@@ -255,12 +251,10 @@ static int springTerms(const mjModel* m, const mjData* d,
 
 //------------------------------ weighted terms of K ----------------------------------------------
 
-
-
 // add the weighted terms of the servos whose moment is a row
 static int weightedRowTerms(const mjModel* m, mjData* d, const mjtNum* slopes,
-                             const mjtNum* wten, mjtNum* matD, mjtNum sclK, mjtNum* vec,
-                             mjtNum sclKv, mjtNum* kact, mjtBranchMode branch) {
+                            const mjtNum* wten, mjtNum* matD, mjtNum sclK, mjtNum* vec,
+                            mjtNum sclKv, mjtNum* kact, mjtBranchMode branch) {
   int nbranch = 0;
   for (int i=0; i<m->nu; i++) {
     if (slopes[i] < 0 && d->actuator_posdof[i] < 0) {
@@ -275,8 +269,8 @@ static int weightedRowTerms(const mjModel* m, mjData* d, const mjtNum* slopes,
 
 // add the weighted terms on one dof alone: its servos and its spring
 static void weightedDofTerms(const mjModel* m, const mjData* d, const mjtNum* kdof,
-                        const mjtNum* weight, mjtNum* matD, mjtNum sclK, mjtNum* vec,
-                        mjtNum sclKv) {
+                             const mjtNum* weight, mjtNum* matD, mjtNum sclK, mjtNum* vec,
+                             mjtNum sclKv) {
   for (int dof=0; dof<m->nv; dof++) {
     if (!(kdof[dof] > 0)) {
       continue;
@@ -295,7 +289,7 @@ static void weightedDofTerms(const mjModel* m, const mjData* d, const mjtNum* kd
 
 // stiffness of the weighted terms on one dof in kact and kspring; return the springs
 static int weightedStiffness(const mjModel* m, const mjData* d, const mjtNum* slope,
-                         const mjtNum* wdof, mjtNum* kact, mjtNum* kspring) {
+                             const mjtNum* wdof, mjtNum* kact, mjtNum* kspring) {
   int nspring = 0;
   for (int i=0; i<m->nu && kact; i++) {
     int dof = d->actuator_posdof[i];
@@ -317,8 +311,6 @@ static int weightedStiffness(const mjModel* m, const mjData* d, const mjtNum* sl
 
 
 //------------------------------ K ----------------------------------------------------------------
-
-
 
 int mjd_stiffnessTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
                        mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring,

@@ -64,7 +64,7 @@ static mjtNum branchCoef(const mjModel* m, const mjData* d, const mjtNum* kact, 
 
 
 void mj_branchVelocity(const mjModel* m, const mjData* d, mjtNum* res, const mjtNum* kact,
-                        const mjtNum* vec, mjtNum scl) {
+                       const mjtNum* vec, mjtNum scl) {
   int nv = m->nv;
   for (int i=0; i<m->nu; i++) {
     if (branchTerm(m, kact, i)) {
@@ -125,7 +125,7 @@ static int solveDense(mjtNum* A, mjtNum* b, int n) {
 
 
 void mj_branchMul(const mjModel* m, const mjData* d, mjtNum* res, const mjtNum* vec,
-                            const mjtNum* kact, mjtNum scl) {
+                  const mjtNum* kact, mjtNum scl) {
   int nv = m->nv;
   for (int i=0; i<m->nu; i++) {
     if (branchTerm(m, kact, i)) {
@@ -138,7 +138,7 @@ void mj_branchMul(const mjModel* m, const mjData* d, mjtNum* res, const mjtNum* 
 
 
 int mj_branchSolve(const mjModel* m, mjData* d, mjtNum* res, const mjtNum* LU,
-                        const mjtNum* mat, const mjtNum* vec, const mjtNum* kact, mjtNum scl) {
+                   const mjtNum* mat, const mjtNum* vec, const mjtNum* kact, mjtNum scl) {
   int nv = m->nv, nu = m->nu, n = 0, solved = 1;
   mjMARKSTACK;
   int* row = (int*)mj_stackAlloc(d, nu);

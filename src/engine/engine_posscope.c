@@ -29,8 +29,6 @@
 
 //------------------------------ structure found once ---------------------------------------------
 
-
-
 // 1 if dof a is dof b or one of its ancestors
 static int isAncestor(const mjModel* m, int a, int b) {
   while (b > a) {
@@ -221,8 +219,6 @@ void mj_setActuatorPosScope(const mjModel* m, mjData* d) {
 
 //------------------------------ slopes -----------------------------------------------------------
 
-
-
 // 1 if a control is bad after clamping: mj_fwdActuation then uses zero for all of them
 int mjd_badControl(const mjModel* m, const mjData* d) {
   for (int k=0; k<m->nu; k++) {
@@ -350,8 +346,6 @@ mjtNum mjd_actuatorInput(const mjModel* m, const mjData* d, int i) {
 
 
 //------------------------------ scope ------------------------------------------------------------
-
-
 
 int mjd_actuatorVelResolvable(const mjModel* m, const mjData* d, int i) {
   return m->opt.timestep * mju_abs(mjd_actuatorVel(m, d, i)) <= mjMAXVAL;

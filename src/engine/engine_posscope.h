@@ -93,15 +93,6 @@ static inline int jointDofs(const mjModel* m, int j) {
 
 
 
-// return 1 if dof is a rotation of a ball or free joint
-static inline int isRotationDof(const mjModel* m, int dof) {
-  int j = m->dof_jntid[dof];
-  return m->jnt_type[j]==mjJNT_BALL ||
-         (m->jnt_type[j]==mjJNT_FREE && dof >= m->jnt_dofadr[j] + 3);
-}
-
-
-
 static inline int rowFirst(const mjModel* m, int leaf) {
   return leaf >= 0 ? leaf : m->nv - 1;
 }
@@ -231,7 +222,7 @@ static inline int actuatorScope(const mjModel* m, const mjData* d, int i, mjtNum
 
 // return 1 if actuator i contributes to K, with its slope
 static inline int actuatorRestoring(const mjModel* m, const mjData* d, int i, mjtNum* slope,
-                             ctrlState* controls) {
+                                    ctrlState* controls) {
   *slope = actuatorSlope(m, d, i, controls);
   return *slope < 0 && actuatorScope(m, d, i, *slope)==mjPOSSCOPE_RESTORING;
 }

@@ -31,8 +31,6 @@
 
 //------------------------------ the table --------------------------------------------------------
 
-
-
 // weight theta of a term of K under mjENBL_POSWEIGHT: see doc/engine.md; generated, not edited
 #define mjPOSW_NS 11         // columns: s = 0, 0.1, ..., 1 (clamped above)
 #define mjPOSW_DS 0.1
@@ -135,6 +133,13 @@ static mjtNum tableWeight(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight, mjtNum
 
 //------------------------------ the terms and their weights --------------------------------------
 
+// return 1 if dof is a rotation of a ball or free joint
+static int isRotationDof(const mjModel* m, int dof) {
+  int j = m->dof_jntid[dof];
+  return m->jnt_type[j]==mjJNT_BALL ||
+         (m->jnt_type[j]==mjJNT_FREE && dof >= m->jnt_dofadr[j] + 3);
+}
+
 
 
 // upper bound of m'*M^-1*m from the armature
@@ -180,7 +185,7 @@ static int rotationRow(const mjModel* m, int i) {
 
 // restoring slope of each actuator, stiffness and damping of the terms on each dof
 static int dofStiffness(const mjModel* m, const mjData* d, ctrlState* controls, mjtNum* slope,
-                    mjtNum* kdof) {
+                        mjtNum* kdof) {
   int nv = m->nv, nrow = 0;
   mjtNum* cdof = kdof + nv;
   mju_zero(kdof, 2*nv);
