@@ -24,8 +24,8 @@
 #include "engine/engine_macro.h"
 #include "engine/engine_posscope.h"
 #include "engine/engine_util_blas.h"
-#include "engine/engine_util_solve.h"
 #include "engine/engine_util_errmem.h"
+#include "engine/engine_util_solve.h"
 #include "engine/engine_util_sparse.h"
 
 // res += scl*k*P*vec for the part P of moment'*moment on the pattern of M (addChainTerm's pairs)

@@ -26,8 +26,8 @@
 #include "engine/engine_posscope.h"
 #include "engine/engine_support.h"
 #include "engine/engine_util_blas.h"
-#include "engine/engine_util_solve.h"
 #include "engine/engine_util_misc.h"
+#include "engine/engine_util_solve.h"
 
 //------------------------------ the table --------------------------------------------------------
 
