@@ -155,7 +155,7 @@ std::vector<Subject> ConformanceSubjects(const std::string& model_dir) {
   for (double kp : {1e2, 1e4, 1e6}) {
     s.push_back(FromXml("two-finger hand kp=" + Sci(kp), TwoFingerHandXml(kp, 1, 5e-3)));
   }
-  // muscles (patch 0015): the passive curve alone, and with the active force-length curve; the
+  // muscles: the passive curve alone, and with the active force-length curve; the
   // velocity curve makes the forces of the moving muscle arm not affine in the velocity
   for (double act : {0.0, 0.5}) {
     for (double force : {1e2, 1e4, 1e6}) {

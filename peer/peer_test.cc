@@ -78,7 +78,7 @@ TEST_F(PeerConformance, FlagEqualsDiscreteFromRest) {
   }
 }
 
-// Catches: our applied-force outputs (patch 0011) not being the force of the step that
+// Catches: our applied-force outputs not being the force of the step that
 // discrete takes: from rest the two steps are one, so the force our step reports equals the
 // change of momentum of discrete's step, M (v+ - v) / h, computed here from its velocity.
 TEST_F(PeerConformance, FlagAppliedForceIsDiscretesMomentumChange) {

@@ -387,7 +387,7 @@ void ReportTable(std::ostream& out) {
          "One hinge servo above the stock cap (I 0.01576, kp 1e5, kv 1, h 5 ms), unit step "
          "from rest, after one `mj_step`. `(v⁺ − v)/h` is the acceleration the step applied, "
          "`I·(v⁺ − v)/h` the force. Sensors are evaluated in the step's `mj_forward`, before "
-         "the update, on both sides. The `*_step` outputs (patch 0011) are ours alone; 3.14 has "
+         "the update, on both sides. The `*_step` outputs are ours alone; 3.14 has "
          "none (—).\n\n"
          "| | ";
   for (const Column& col : cols) out << col.name << " | ";

@@ -341,9 +341,9 @@ constexpr char kExcludedXml[] = R"(
 )";
 
 // Catches: a report whose scope disagrees with the engine's: a site without refsite and a body
-// (no length) left out with their reasons; a ball joint's and a spatial tendon's servo in K
-// (patch 0013), a fixed tendon's across branches (patch 0014), and a muscle that, inactive and
-// short of its optimal length, has no slope (patch 0015).
+// (no length) left out with their reasons; a ball joint's and a spatial tendon's servo in K,
+// a fixed tendon's across branches, and a muscle that, inactive and short of its optimal
+// length, has no slope.
 TEST_F(ServoReportTest, ExcludedTransmissionsCarryTheirReason) {
   ModelPtr model = LoadModelOrFail(kExcludedXml);
   mjModel* m = model.get();

@@ -1842,7 +1842,7 @@ TEST_F(ImplicitPosGuardWeight, TendonMomentCountsInTheArmatureBound) {
 // a geared spatial tendon. Each servo, the only one with a gain, is tuned to h w_n 3 at the
 // documented inverse inertia, above stock's cap, where its weight depends on it, away from qpos0
 // (where the averages were taken). A motor comes first, so that no servo is actuator 0. A ball
-// joint's servo has weight 1 whatever its inverse inertia (patch 0018): its two rows check that.
+// joint's servo has weight 1 whatever its inverse inertia: its two rows check that.
 // Ids chosen so that a ball servo is told by its own transmission: a site before "tip" makes the
 // site servo's trnid (tip, 2) a hinge's joint id, and a fixed tendon before "t" makes the tendon
 // servo's trnid (1) the ball joint's id.

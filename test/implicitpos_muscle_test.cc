@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-// Muscles in K (patch 0015): the restoring part of the slope of 2.2.2's force-length and passive
+// Muscles in K: the restoring part of the slope of 2.2.2's force-length and passive
 // curves (their finite difference is in implicitpos_k_test). Here: an arm driven by muscles at
 // every peak force, with and without the accuracy weights.
 

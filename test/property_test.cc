@@ -731,7 +731,7 @@ bool NothingInScope(const mjModel* m) {
   if (!(m->opt.disableflags & mjDSBL_PASSIVE)) {
     for (int j = 0; j < m->njnt; ++j) {
       if (m->jnt_stiffness[j] > 0 && std::isfinite(m->jnt_stiffness[j])) {
-        return false;  // every joint type's spring (ball and free: patch 0012)
+        return false;  // every joint type's spring (ball and free too)
       }
     }
   }

@@ -8,12 +8,12 @@
 #   tools/mutate.sh --check-equivalent   # also run the mutants listed as equivalent
 #
 # Single-line mutants (operator swaps, sign flips, constants 0/1/2, dropped statements, break and
-# continue, negated conditions, case labels, mjMIN/mjMAX, mjENABLED/mjDISABLED) of
-# src/engine/engine_derivative_pos.c and of the lines that patches/series adds to
-# src/engine/*.c (the hooks of patches 0003 and 0004). Each is applied to the patched tree of the
-# build directory (never to the sources; restored after each), libmujoco is rebuilt, and the test
-# binaries run, fail fast. Prints "mutants: N, killed: K, equivalent: E, survived: S", then the
-# survivors. Exit status 1 if one survived, 2 on a set-up error. Equivalent mutants, with the
+# continue, negated conditions, case labels, mjMIN/mjMAX, mjENABLED/mjDISABLED) of the lines
+# that patches/series adds to src/engine/*.[ch] (the files it creates and its hooks in stock
+# files). Each is applied to the patched tree of the build directory (never to the sources;
+# restored after each), libmujoco is rebuilt, and the test binaries run, fail fast. Prints
+# "mutants: N, killed: K, equivalent: E, survived: S", then the survivors. Exit status 1 if one
+# survived, 2 on a set-up error. Equivalent mutants, with the
 # reason, are listed in tools/mutants-equivalent.txt. See doc/mutation.md.
 #
 # Build directory: $MUTATE_BUILD_DIR (default build-mut), configured here if it is not yet (the
