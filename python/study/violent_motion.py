@@ -152,11 +152,14 @@ def diverged(model, data):
 
 
 def one_step(model, data, remedy):
-  """One control step of length h: mj_step, or the remedy's substeps (the flag's own h changed)."""
+  """One control step of length h: mj_step, or the remedy's substeps (the flag's own h changed).
+
+  Returns the mjData after the step (a new object when the cap remedy keeps its trial step).
+  """
   h = model.opt.timestep
   if remedy is None:
     mujoco.mj_step(model, data)
-    return
+    return data
   kind, arg = remedy
   if kind == 'substep':
     model.opt.timestep = h / arg
@@ -165,15 +168,14 @@ def one_step(model, data, remedy):
         mujoco.mj_step(model, data)
     finally:
       model.opt.timestep = h
-    return
+    return data
   # kind == 'cap': try the step; if it moves a hinge by more than arg rad, redo it in n substeps.
   trial = copy.copy(data)
   mujoco.mj_step(model, trial)
   hinge = hinge_dofs(model)
   move = h * np.max(np.abs(trial.qvel[hinge])) if np.all(np.isfinite(trial.qvel)) else np.inf
   if move <= arg:
-    mujoco.mj_copyData(data, model, trial)
-    return
+    return trial
   n = int(min(64, np.ceil(move / arg))) if np.isfinite(move) else 64
   model.opt.timestep = h / n
   try:
@@ -181,12 +183,23 @@ def one_step(model, data, remedy):
       mujoco.mj_step(model, data)
   finally:
     model.opt.timestep = h
+  return data
 
 
-def simulate(model, seed, keep=12, remedy=None):
+def root_speed(model, data):
+  """The free root's linear speed [m/s]; 0 if the root is welded."""
+  if model.jnt_type[0] != mujoco.mjtJoint.mjJNT_FREE:
+    return 0.0
+  return float(np.linalg.norm(data.qvel[:3]))
+
+
+def simulate(model, seed, keep=12, remedy=None, launch=None):
   """Runs the random-target policy for 2 s.
 
-  Returns t_div (None if bounded), the reason, the peak hinge speed before divergence, the
+  launch: if given, a root speed above it [m/s] ends the run too (why = 'launch'), for the
+  analysis of the step that launches the body.
+  Returns t_div (None if bounded), the reason, the peak hinge speed before divergence, the peak
+  root speed, the
   per-step history of max |qvel| over hinge dofs, and copies of mjData before each of the last
   `keep` steps (the ring buffer the residual analysis re-steps from).
   """
@@ -198,25 +211,33 @@ def simulate(model, seed, keep=12, remedy=None):
   ring = []
   hist = []
   peak = 0.0
+  rpeak = 0.0
   for k in range(n):
     data.ctrl[:] = targets[int(np.floor(k * h / PERIOD + 1e-9))]
     if keep:
       ring.append(copy.copy(data))
       ring = ring[-keep:]
-    one_step(model, data, remedy)
+    data = one_step(model, data, remedy)
     why = diverged(model, data)
+    if not why and launch is not None and root_speed(model, data) > launch:
+      why = f'launch: root speed > {launch:g} m/s'
     if why:
-      return dict(t_div=(k + 1) * h, why=why, peak=peak, hist=np.array(hist), ring=ring, step=k)
+      return dict(t_div=(k + 1) * h, why=why, peak=peak, rpeak=rpeak, hist=np.array(hist),
+                  ring=ring, step=k)
     vh = float(np.max(np.abs(data.qvel[hinge])))
     hist.append(vh)
     peak = max(peak, vh)
-  return dict(t_div=None, why=None, peak=peak, hist=np.array(hist), ring=ring, step=n)
+    rpeak = max(rpeak, root_speed(model, data))
+  return dict(t_div=None, why=None, peak=peak, rpeak=rpeak, hist=np.array(hist), ring=ring,
+              step=n)
 
 
 def describe(res):
+  """Bounded or the time of divergence; the peak hinge speed [rad/s] / root speed [m/s] before."""
+  peaks = f"{res['peak']:.3g} / {res['rpeak']:.3g}"
   if res['t_div'] is None:
-    return f"bounded (peak {res['peak']:.3g})"
-  return f"**{res['t_div'] * 1e3:.0f} ms** ({res['why']}; peak before {res['peak']:.3g})"
+    return f'bounded ({peaks})'
+  return f"**{res['t_div'] * 1e3:.0f} ms** ({res['why']}; {peaks})"
 
 
 #-------------------------------------- residual split --------------------------------------------
@@ -300,6 +321,9 @@ def residual_split(model, before):
   scale = np.linalg.norm(m0 @ a)
   closure = resid - sum(parts.values()) + ident
   return dict(scale=scale, resid=np.linalg.norm(resid) / scale,
+              cons=np.linalg.norm(d0.qfrc_constraint) / scale,
+              act=np.linalg.norm(d1.qfrc_actuator_step) / scale,
+              root=(root_speed(model, d0), root_speed(model, d1)),
               parts={k: np.linalg.norm(p) / scale for k, p in {**parts, **parts_b}.items()},
               ident=np.linalg.norm(ident) / scale, closure=np.linalg.norm(closure) / scale,
               t=d0.time, move=h * np.max(np.abs(v1[hinge_dofs(model)])),
@@ -339,8 +363,9 @@ def part_table(path, seeds, targets):
   print('## 1. Settings x schemes (time of divergence per seed)\n')
   print(f'Random target inside each joint range every {PERIOD*1e3:g} ms for {DURATION:g} s, '
         f'seeds {list(seeds)}. Diverged: a bad-qpos/qvel/qacc warning, non-finite qvel or '
-        f'|qvel| > {VMAX:g}; the time is that of the end of the step that diverged. Peak: the '
-        'largest |qvel| of a hinge dof [rad/s] before it.\n')
+        f'|qvel| > {VMAX:g}; the time is that of the end of the step that diverged. In brackets: '
+        'the largest |qvel| of a hinge dof [rad/s] / the largest linear speed of the free root '
+        '[m/s] before it.\n')
   print('| setting | f_n, zeta, h | scheme | ' + ' | '.join(f'seed {s}' for s in seeds) + ' |')
   print('|---|---|---|' + '---|' * len(seeds))
   for name, (fn, zeta, h) in SETTINGS.items():
@@ -367,13 +392,19 @@ def part_factors(path, seeds, targets, settings=FAILING, scheme='flag'):
   print()
 
 
-def part_residual(path, seeds, targets, settings=FAILING, last=10, welded=False, disable=0):
+def part_residual(path, seeds, targets, settings=FAILING, last=10, welded=False, disable=0,
+                  launch=None):
   print('## 5-6. Residual split, per-step motion and step-map radius before divergence\n')
+  if launch is not None:
+    print(f'The run ends, for this analysis, at the first step whose root speed exceeds {launch:g} '
+          'm/s (the launch), if that comes before a divergence.\n')
   print('Norms relative to ||M(q)(v+ - v)/h||. resid: the backward-Euler residual at the end '
         'state; ident: the step\'s own identity M(q)a - qfrc_smooth_step - qfrc_constraint (should '
         'be ~0); closure: resid minus the sum of the parts (should be ~0). move: h max|v+| over '
         'hinge dofs [rad per step]; growth: max|v+|/max|v| of the step; rho: spectral radius of '
-        'the one-step map\'s Jacobian at the start of the step (finite differences).\n')
+        'the one-step map\'s Jacobian at the start of the step (finite differences). |Ma|: '
+        '||M(q)(v+ - v)/h|| [N m, N]; cons, act: ||qfrc_constraint (start)|| and '
+        '||qfrc_actuator_step|| relative to it; root: the root speed before -> after [m/s].\n')
   xml = humanoid_xml(path, welded)
   for name in settings:
     fn, zeta, h = SETTINGS[name]
@@ -382,47 +413,53 @@ def part_residual(path, seeds, targets, settings=FAILING, last=10, welded=False,
     names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, model.dof_jntid[j])
              for j in range(model.nv)]
     for seed in seeds:
-      res = simulate(model, seed, keep=last + 1)
+      res = simulate(model, seed, keep=last + 1, launch=launch)
       if res['t_div'] is None:
         print(f'{name}, seed {seed}: bounded\n')
         continue
       print(f"### {name} ({fn:g} Hz, zeta {zeta:g}, h {h*1e3:g} ms), seed {seed}: diverged at "
             f"{res['t_div']*1e3:.0f} ms ({res['why']})\n")
       rows = []
-      # The last ring entry is the state before the step that diverged; analyse those before it.
-      for before in res['ring'][:-1]:
+      # The ring ends with the state before the step that diverged (or launched): analyse it too
+      # unless MuJoCo reset the state on that step.
+      ring = res['ring'] if not res['why'].startswith('warning') else res['ring'][:-1]
+      for before in ring:
         r = residual_split(model, before)
         vb = np.max(np.abs(before.qvel[hinge]))
         big = hinge[np.argmax(np.abs(before.qvel[hinge]))]
         rows.append((r, vb, names[big], step_map_radius(model, before)))
       keys = list(rows[0][0]['parts'])
-      print('| t [ms] | max abs v [rad/s] (joint) | move h max abs v+ | growth | rho | resid | ' +
-            ' | '.join(keys) + ' | ident | closure |')
-      print('|---|---|---|---|---|---|' + '---|' * len(keys) + '---|---|')
+      print('| t [ms] | max abs v [rad/s] (joint) | move h max abs v+ | growth | rho | root | |Ma| '
+            '| cons | act | resid | ' + ' | '.join(keys) + ' | ident | closure |')
+      print('|---|---|---|---|---|---|---|---|---|---|' + '---|' * len(keys) + '---|---|')
       for r, vb, jname, rho in rows:
         print(f"| {r['t']*1e3:.0f} | {vb:.3g} ({jname}) | {r['move']:.3g} | {r['vmax']/vb:.3g} | "
-              f"{rho:.3g} | {r['resid']:.3g} | " +
+              f"{rho:.3g} | {r['root'][0]:.3g} -> {r['root'][1]:.3g} | {r['scale']:.3g} | "
+              f"{r['cons']:.3g} | {r['act']:.3g} | {r['resid']:.3g} | " +
               ' | '.join(f"{r['parts'][k]:.3g}" for k in keys) +
               f" | {r['ident']:.1e} | {r['closure']:.1e} |")
       print()
-  # A typical bounded step: setting C (bounded), mid-run.
+  # Typical bounded steps: setting C, the flag, every 20th step of its first 200 ms (before any
+  # divergence or launch on every seed and both target readings measured).
   fn, zeta, h = SETTINGS['C']
   model = servo_model(xml, fn, zeta, h, BIT, disable, targets=targets)
   data = mujoco.MjData(model)
-  targets = policy(model, seeds[0])
+  ctrl = policy(model, seeds[0])
   rows = []
-  for k in range(int(round(1.0 / h))):
-    data.ctrl[:] = targets[int(np.floor(k * h / PERIOD + 1e-9))]
-    if k % 40 == 39:
+  for k in range(int(round(0.2 / h))):
+    data.ctrl[:] = ctrl[int(np.floor(k * h / PERIOD + 1e-9))]
+    if k % 20 == 19:
       rows.append((residual_split(model, data), step_map_radius(model, data)))
     mujoco.mj_step(model, data)
+    assert not diverged(model, data), 'the reference run diverged'
   print(f'### Bounded reference: C ({fn:g} Hz, zeta {zeta:g}, h {h*1e3:g} ms), flag, seed '
-        f'{seeds[0]}, every 40th step of the first second\n')
+        f'{seeds[0]}, every 20th step of the first 200 ms\n')
   keys = list(rows[0][0]['parts'])
-  print('| t [ms] | move | rho | resid | ' + ' | '.join(keys) + ' |')
-  print('|---|---|---|---|' + '---|' * len(keys))
+  print('| t [ms] | move | rho | root | |Ma| | cons | act | resid | ' + ' | '.join(keys) + ' |')
+  print('|---|---|---|---|---|---|---|---|' + '---|' * len(keys))
   for r, rho in rows:
-    print(f"| {r['t']*1e3:.0f} | {r['move']:.3g} | {rho:.3g} | {r['resid']:.3g} | " +
+    print(f"| {r['t']*1e3:.0f} | {r['move']:.3g} | {rho:.3g} | {r['root'][1]:.3g} | "
+          f"{r['scale']:.3g} | {r['cons']:.3g} | {r['act']:.3g} | {r['resid']:.3g} | " +
           ' | '.join(f"{r['parts'][k]:.3g}" for k in keys) + ' |')
   print()
 
@@ -456,6 +493,8 @@ def main():
                       'literal: ctrl = angle (the target is angle / gear)')
   parser.add_argument('--settings', nargs='+', default=list(FAILING), choices=list(SETTINGS),
                       help='the settings of the factor, residual and remedy parts')
+  parser.add_argument('--launch', type=float, default=None,
+                      help='residual part: end the run at a root speed above this [m/s]')
   parser.add_argument('--scheme', default='flag', choices=list(SCHEMES),
                       help='the scheme of the factor study')
   args = parser.parse_args()
@@ -465,7 +504,7 @@ def main():
   if args.part in ('factors', 'all'):
     part_factors(args.model, args.seeds, args.targets, args.settings, scheme=args.scheme)
   if args.part in ('residual', 'all'):
-    part_residual(args.model, args.seeds, args.targets, args.settings)
+    part_residual(args.model, args.seeds, args.targets, args.settings, launch=args.launch)
   if args.part in ('remedy', 'all'):
     part_remedy(args.model, args.seeds, args.targets, args.settings)
 
