@@ -11,7 +11,7 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-"""Issue 49: the servo humanoid under violent random targets, the cause of the flag's divergence.
+"""The servo humanoid under violent random targets: what makes the flag's step diverge.
 
 Each motor of MuJoCo's humanoid becomes a position servo tuned from its joint's reflected inertia at
 qpos0 (kp = M_jj w_n^2 / g^2, kv = 2 zeta M_jj w_n / g^2, w_n = 2 pi f_n; M_jj the diagonal of qM at
