@@ -151,6 +151,18 @@ def diverged(model, data):
   return None
 
 
+def substeps(model, data, n):
+  """n steps of h/n from data (the model's own h restored); returns data."""
+  h = model.opt.timestep
+  model.opt.timestep = h / n
+  try:
+    for _ in range(n):
+      mujoco.mj_step(model, data)
+  finally:
+    model.opt.timestep = h
+  return data
+
+
 def one_step(model, data, remedy):
   """One control step of length h: mj_step, or the remedy's substeps (the flag's own h changed).
 
@@ -162,13 +174,7 @@ def one_step(model, data, remedy):
     return data
   kind, arg = remedy
   if kind == 'substep':
-    model.opt.timestep = h / arg
-    try:
-      for _ in range(arg):
-        mujoco.mj_step(model, data)
-    finally:
-      model.opt.timestep = h
-    return data
+    return substeps(model, data, arg)
   # kind == 'cap': try the step; if it moves a hinge by more than arg rad, redo it in n substeps.
   trial = copy.copy(data)
   mujoco.mj_step(model, trial)
@@ -177,13 +183,7 @@ def one_step(model, data, remedy):
   if move <= arg:
     return trial
   n = int(min(64, np.ceil(move / arg))) if np.isfinite(move) else 64
-  model.opt.timestep = h / n
-  try:
-    for _ in range(n):
-      mujoco.mj_step(model, data)
-  finally:
-    model.opt.timestep = h
-  return data
+  return substeps(model, data, n)
 
 
 def root_speed(model, data):
