@@ -982,8 +982,8 @@ TEST_F(ImplicitPosGuardInverse, ScopeReadsTheStatesForce) {
 }
 
 // Catches: mj_compareFwdInv (fwdinv) running the discrete conversion, skipping the inverse, or
-// recomputing sensors: its statistics are those of the stock continuous-time inverse, and the
-// forward pass's sensors stay as they are.
+// recomputing sensors: its statistics are those of the stock continuous-time inverse at the
+// solution the step leaves, and the step's sensors stay as they are.
 TEST_F(ImplicitPosGuardInverse, FwdinvComparesContinuousTime) {
   // two coupled joints past their limits, one PGS iteration: the forward pass's constraint
   // forces are not the inverse's
@@ -1021,10 +1021,13 @@ TEST_F(ImplicitPosGuardInverse, FwdinvComparesContinuousTime) {
               std::vector<mjtNum>(s->sensordata, s->sensordata + m->nsensordata));
 
     // reference: stock's comparison, the continuous-time inverse at the velocity stage of the
-    // forward pass's result
+    // solution the step compared: the forward pass's, with the constraint force and qacc the step
+    // leaves (its constraints solved in its metric)
     m->opt.enableflags = 0;
     DataPtr r(mj_makeData(m.get()));
     mj_copyData(r.get(), m.get(), g.get());
+    mju_copy(r->qacc, s->qacc, m->nv);
+    mju_copy(r->qfrc_constraint, s->qfrc_constraint, m->nv);
     std::vector<mjtNum> qforce(m->nv), dif(m->nv);
     mju_add(qforce.data(), r->qfrc_applied, r->qfrc_actuator, m->nv);
     std::vector<mjtNum> constraint(r->qfrc_constraint, r->qfrc_constraint + m->nv);

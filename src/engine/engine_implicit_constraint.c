@@ -1,0 +1,132 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+#include "engine/engine_implicit_constraint.h"
+
+#include <string.h>
+
+#include <mujoco/mjdata.h>
+#include <mujoco/mjmodel.h>
+#include "engine/engine_core_constraint.h"
+#include "engine/engine_core_smooth.h"
+#include "engine/engine_forward.h"
+#include "engine/engine_io.h"
+#include "engine/engine_macro.h"
+#include "engine/engine_support.h"
+#include "engine/engine_util_blas.h"
+#include "engine/engine_util_solve.h"
+
+// dst = (mat + mat')/2 on the pattern of qM, mat with D sparsity
+static void symmetricOnM(const mjModel* m, mjData* d, mjtNum* dst, const mjtNum* mat) {
+  int nv = m->nv;
+  const int* rowadr = d->D_rowadr;
+  mjMARKSTACK;
+  int* remaining = (int*)mj_stackAlloc(d, nv);
+
+  // the traversal of mj_setMSparse: (i, j) and (j, i) at their places in row i and row j
+  memcpy(remaining, d->D_rownnz, nv*sizeof(int));
+  for (int i=nv-1; i>=0; i--) {
+    int adr = m->dof_Madr[i];
+    remaining[i]--;
+    dst[adr++] = mat[rowadr[i] + remaining[i]];
+    int j = i;
+    while ((j = m->dof_parentid[j]) >= 0) {
+      remaining[i]--;
+      remaining[j]--;
+      dst[adr++] = 0.5*(mat[rowadr[i] + remaining[i]] + mat[rowadr[j] + remaining[j]]);
+    }
+  }
+  mjFREESTACK;
+}
+
+
+
+// the constraints solved in the step's metric; qfrc: the step's right side, with mj_forward's
+//  constraint force if solved, with the step's on return; 0: no constraint, K empty or the metric
+//  not spd, nothing changed
+int mj_implicitConstraint(const mjModel* m, mjData* d, const mjtNum* mat, mjtNum* qfrc,
+                          const mjtNum* kact, int nspring, int solved) {
+  int nv = m->nv, nM = m->nM;
+
+  // no constraint, or K empty: the step is stock's
+  int stiff = nspring > 0;
+  for (int i=0; i<m->nu && !stiff; i++) {
+    stiff = kact[i] != 0;
+  }
+  if (!d->nefc || !stiff) {
+    return 0;
+  }
+  mjMARKSTACK;
+  mjtNum* metric = mj_stackAlloc(d, nM);
+  mjtNum* ld = mj_stackAlloc(d, nM);
+  mjtNum* diaginv = mj_stackAlloc(d, nv);
+  mjtNum* diagsqrtinv = mj_stackAlloc(d, nv);
+  mjtNum* acc0 = mj_stackAlloc(d, nv);
+  mjtNum* frc0 = mj_stackAlloc(d, nv);
+  mjtNum* rhs = mj_stackAlloc(d, nv);
+
+  // the metric: the step's matrix made symmetric, factorized; not spd: constraints left in M
+  symmetricOnM(m, d, metric, mat);
+  mjWarningStat warning = d->warning[mjWARN_INERTIA];
+  d->warning[mjWARN_INERTIA].number = 1;  // counted, not printed
+  mj_factorI(m, d, metric, ld, diaginv, diagsqrtinv);
+  int spd = d->warning[mjWARN_INERTIA].number == 1;
+  d->warning[mjWARN_INERTIA] = warning;
+  if (!spd) {
+    mjFREESTACK;
+    return 0;
+  }
+
+  // the unconstrained step: acc0 = mat^-1 * rhs, its force in the metric
+  if (solved) {
+    mju_sub(rhs, qfrc, d->qfrc_constraint, nv);
+  } else {
+    mju_copy(rhs, qfrc, nv);
+  }
+  mju_solveLUSparse(acc0, d->qLU, rhs, nv, d->D_rownnz, d->D_rowadr, d->D_colind);
+
+  // the solver of mj_fwdConstraint with the metric in place of M
+  mjtNum* qM = d->qM;
+  mjtNum* qLD = d->qLD;
+  mjtNum* qLDiagInv = d->qLDiagInv;
+  mjtNum* qLDiagSqrtInv = d->qLDiagSqrtInv;
+  mjtNum* qacc_smooth = d->qacc_smooth;
+  mjtNum* qfrc_smooth = d->qfrc_smooth;
+  d->qM = metric;
+  d->qLD = ld;
+  d->qLDiagInv = diaginv;
+  d->qLDiagSqrtInv = diagsqrtinv;
+  mj_mulM(m, d, frc0, acc0);
+  d->qacc_smooth = acc0;
+  d->qfrc_smooth = frc0;
+  if (mj_isDual(m)) {
+    mj_projectConstraint(m, d);
+  }
+  mj_fwdConstraint(m, d);
+  d->qM = qM;
+  d->qLD = qLD;
+  d->qLDiagInv = qLDiagInv;
+  d->qLDiagSqrtInv = qLDiagSqrtInv;
+  d->qacc_smooth = qacc_smooth;
+  d->qfrc_smooth = qfrc_smooth;
+
+  // qacc as mj_forward's: the smooth acceleration and M^-1 times the constraint force
+  mj_solveM(m, d, d->qacc, d->qfrc_constraint, 1);
+  mju_addTo(d->qacc, d->qacc_smooth, nv);
+
+  // the step's right side with the step's constraint force
+  mju_add(qfrc, rhs, d->qfrc_constraint, nv);
+  mjFREESTACK;
+  return 1;
+}
