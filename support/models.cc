@@ -265,6 +265,33 @@ std::string FingerSqueezeXml(double kp, double kv, double h, const std::string& 
   return out;
 }
 
+std::string GripperXml(double kp, double kv, double h, const std::string& integrator,
+                       double armature) {
+  std::string servo = "gainprm=\"" + Num(kp) + "\" biastype=\"affine\" biasprm=\"0 " +
+                      Num(-kp) + " " + Num(-kv) + "\"";
+  std::string out = Header(h, integrator) +
+                    "  <worldbody>\n"
+                    "    <body name=\"object\" pos=\"0 0 0.5\"><freejoint/>\n"
+                    "      <geom type=\"box\" size=\"0.04 0.04 0.04\" mass=\"0.2\"/>\n"
+                    "    </body>\n";
+  const char* finger[2] = {"left", "right"};
+  for (int i = 0; i < 2; ++i) {
+    std::string x = i ? "0.041" : "-0.041";   // the finger's face, 1 mm off the box's
+    std::string center = i ? "0.04" : "-0.04";  // the finger's box, outside its face
+    out += std::string("    <body name=\"") + finger[i] + "\" pos=\"" + x + " 0 0.5\">\n"
+           "      <joint name=\"" + finger[i] + "\" type=\"slide\" axis=\"" + (i ? "-1" : "1") +
+           " 0 0\" armature=\"" + Num(armature) + "\" ref=\"-0.011\"/>\n"
+           "      <geom type=\"box\" size=\"0.04 0.02 0.02\" pos=\"" + center + " 0 0\" "
+           "mass=\"0.1\"/>\n"
+           "    </body>\n";
+  }
+  out += "  </worldbody>\n  <actuator>\n";
+  for (int i = 0; i < 2; ++i) {
+    out += std::string("    <general joint=\"") + finger[i] + "\" " + servo + "/>\n";
+  }
+  return out + "  </actuator>\n</mujoco>\n";
+}
+
 std::string BranchedTreeXml(double kp, double kv, double h, const std::string& integrator) {
   std::string out = Header(h, integrator) +
                     "  <option><flag contact=\"disable\"/></option>\n"
@@ -362,15 +389,16 @@ std::string MuscleArmXml(double force, double h, const std::string& integrator) 
   return out;
 }
 
-std::string LeggedXml(double kp, double kv, double h, const std::string& integrator) {
+std::string LeggedXml(double kp, double kv, double h, const std::string& integrator,
+                      double armature, double damping) {
   std::string servo = "gainprm=\"" + Num(kp) + "\" biastype=\"affine\" biasprm=\"0 " +
                       Num(-kp) + " " + Num(-kv) + "\"";
   // drawn standing: thighs 45 degrees forward, shins 45 degrees back, feet 0.212 m below the hips
   // and 0.1 mm above the floor
   std::string out = Header(h, integrator) +
                     "  <default>\n"
-                    "    <joint type=\"hinge\" axis=\"0 1 0\" armature=\"0.01\""
-                    " damping=\"0.05\"/>\n"
+                    "    <joint type=\"hinge\" axis=\"0 1 0\" armature=\"" + Num(armature) +
+                    "\" damping=\"" + Num(damping) + "\"/>\n"
                     "    <geom type=\"capsule\" size=\"0.02\" mass=\"0.1\"/>\n"
                     "  </default>\n"
                     "  <worldbody>\n"

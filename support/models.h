@@ -110,8 +110,15 @@ std::string TwoFingerHandXml(double kp, double kv, double h,
 // collides.
 std::string MuscleArmXml(double force, double h, const std::string& integrator = "implicit");
 // A 2.2 kg quadruped (free torso, hip and knee hinges per leg) standing on its servos, which
-// hold the bent-knee pose it is drawn in (ctrl = 0); it starts with its feet on the floor.
-std::string LeggedXml(double kp, double kv, double h, const std::string& integrator = "implicit");
+// hold the bent-knee pose it is drawn in (ctrl = 0); it starts with its feet on the floor. Its
+// joints have armature `armature` and damping `damping`.
+std::string LeggedXml(double kp, double kv, double h, const std::string& integrator = "implicit",
+                      double armature = 0.01, double damping = 0.05);
+// A parallel gripper holding a 0.2 kg box (8 cm) in the air by friction (1) against gravity: two
+// slide fingers (10 cm boxes of 0.1 kg, armature `armature`) on a fixed palm, each starting 1 mm
+// off a face with its target (ctrl 0) 1 cm inside; no floor. The box is body "object".
+std::string GripperXml(double kp, double kv, double h, const std::string& integrator = "implicit",
+                       double armature = 0);
 
 // The scope test's configurations, one force class or transmission each: a servo of gain `gain`
 // (kv 1) on a joint, fixed and spatial tendons on one chain and across branches, a site without

@@ -1,0 +1,184 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// Stiff servos in contact under mjENBL_IMPLICITPOS, against the converged reference (the same
+// model under stock at h/N, N doubled until force and penetration agree to 1 %): a standing
+// robot and a gripper at rest reach the reference's statics at any h and kp because the step
+// solves its constraints in its own metric with the model's regularisation (patch 0006,
+// engine_implicit_constraint.c). doc/contact.md has the study.
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <mujoco/mujoco.h>
+#include "test/fixture.h"
+#include "support/contact.h"
+#include "support/models.h"
+#include "support/one_dof.h"
+
+namespace mjpos {
+namespace {
+
+constexpr double kSeconds = 1.5;  // from the initial pose, settled after 1 s
+constexpr double kWindow = 0.5;   // the metrics' window, the last 0.5 s
+constexpr double kTol = 0.01;     // the reference's convergence
+constexpr double kHmin = 5e-6;
+
+using ImplicitPosContact = MujocoTest;
+
+struct Schemes {
+  ContactMetrics ref, flag, weighted;
+  double h_ref = 0;
+};
+
+Schemes Measure(const std::string& xml, const char* body) {
+  Schemes r;
+  ModelPtr m = LoadModelOrFail(xml);
+  if (!m) return r;
+  int b = body ? mj_name2id(m.get(), mjOBJ_BODY, body) : -1;
+  WarningCapture capture;  // stock diverges at the reference's first timesteps
+  r.ref = ContactReference(m.get(), kSeconds, kWindow, b, kTol, kHmin, &r.h_ref);
+  SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+  r.flag = MeasureContact(m.get(), kSeconds, kWindow, b);
+  SetEnable(m.get(), mjENBL_POSWEIGHT, true);
+  r.weighted = MeasureContact(m.get(), kSeconds, kWindow, b);
+  return r;
+}
+
+// Catches: the constraints solved in M with the start-of-step servo force (the step before
+// patch 0006), a metric without h^2*K or with the wrong sign, R taken from the step's metric.
+// The quadruped with the default servo of <position> (kv 0), no armature and no joint damping
+// chattered on its feet (normal-force ripple 70-100 % of the weight, penetration 4-8x the
+// reference's); it now stands as the reference does: force and penetration within 2 %, ripple
+// at most 0.5 % of the force.
+TEST_F(ImplicitPosContact, StandingRobotMatchesReference) {
+  for (double h : {0.005, 0.01}) {
+    for (double kp : {1e4, 1e6}) {
+      Schemes r = Measure(LeggedXml(kp, 0, h, "implicit", 0, 0), nullptr);
+      ASSERT_GT(r.h_ref, 0) << "reference did not converge, kp " << kp;
+      for (const ContactMetrics* c : {&r.flag, &r.weighted}) {
+        const char* mode = c == &r.flag ? "flag" : "weighted";
+        ASSERT_TRUE(c->stable) << mode << " h " << h << " kp " << kp;
+        EXPECT_LT(RelDiff(c->force, r.ref.force), 0.02) << mode << " h " << h << " kp " << kp;
+        EXPECT_LT(RelDiff(c->penetration, r.ref.penetration), 0.02)
+            << mode << " h " << h << " kp " << kp << ": " << c->penetration << " vs "
+            << r.ref.penetration;
+        EXPECT_LE(c->ripple, 0.005) << mode << " h " << h << " kp " << kp;
+      }
+    }
+  }
+}
+
+// Catches the same as above on a grasp: the squeeze force and penetration of the fingers within
+// 2 % of the reference's, ripple at most 0.5 %, the held box's slip within 10 %, with light
+// fingers (no armature) at kp 1e4 (where stock is stable too) to 1e7.
+TEST_F(ImplicitPosContact, GripperMatchesReference) {
+  for (double kp : {1e4, 1e5, 1e7}) {
+    Schemes r = Measure(GripperXml(kp, 0, 0.005), "object");
+    ASSERT_GT(r.h_ref, 0) << "reference did not converge, kp " << kp;
+    for (const ContactMetrics* c : {&r.flag, &r.weighted}) {
+      const char* mode = c == &r.flag ? "flag" : "weighted";
+      ASSERT_TRUE(c->stable) << mode << " kp " << kp;
+      EXPECT_LT(RelDiff(c->force, r.ref.force), 0.02) << mode << " kp " << kp;
+      EXPECT_LT(RelDiff(c->penetration, r.ref.penetration), 0.02) << mode << " kp " << kp;
+      EXPECT_LE(c->ripple, 0.005) << mode << " kp " << kp;
+      EXPECT_LT(RelDiff(c->slip, r.ref.slip), 0.1) << mode << " kp " << kp;
+    }
+  }
+}
+
+// Catches: the constraint solve in the step's metric run without contact or without K (it must
+// leave those steps as they were), and a changed contract of what mj_step leaves. With contact,
+// efc_force and qfrc_constraint are the step's (J'*efc_force = qfrc_constraint), qacc is
+// qacc_smooth + M^-1*qfrc_constraint, and the velocity update is the step's:
+// M*(v+ - v)/h = qfrc_smooth_step + qfrc_constraint.
+TEST_F(ImplicitPosContact, StepLeavesItsConstraintForce) {
+  ModelPtr m = LoadModelOrFail(LeggedXml(1e5, 0, 0.005, "implicit", 0, 0));
+  ASSERT_NE(m, nullptr);
+  SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+  DataPtr d(mj_makeData(m.get()));
+  for (int t = 0; t < 40; ++t) mj_step(m.get(), d.get());
+  ASSERT_GT(d->nefc, 0);
+  const int nv = m->nv;
+  std::vector<mjtNum> v0(d->qvel, d->qvel + nv), jtf(nv), acc(nv), dv(nv), mdv(nv), rhs(nv);
+  DataPtr before(mj_makeData(m.get()));
+  mj_copyData(before.get(), m.get(), d.get());
+  mj_step(m.get(), d.get());
+
+  // J'*efc_force at the start of the step (before's Jacobian) is the constraint force it left
+  mj_forward(m.get(), before.get());
+  mju_mulMatTVec(jtf.data(), before->efc_J, d->efc_force, before->nefc, nv);
+  EXPECT_LT(RelDiff(jtf.data(), d->qfrc_constraint, nv), 1e-9);
+
+  // qacc = qacc_smooth + M^-1*qfrc_constraint
+  mj_solveM(m.get(), before.get(), acc.data(), d->qfrc_constraint, 1);
+  mju_addTo(acc.data(), before->qacc_smooth, nv);
+  EXPECT_LT(RelDiff(acc.data(), d->qacc, nv), 1e-9);
+
+  // M*(v+ - v)/h = qfrc_smooth_step + qfrc_constraint
+  mju_sub(dv.data(), d->qvel, v0.data(), nv);
+  mju_scl(dv.data(), dv.data(), 1 / m->opt.timestep, nv);
+  mj_mulM(m.get(), before.get(), mdv.data(), dv.data());
+  mju_add(rhs.data(), d->qfrc_smooth_step, d->qfrc_constraint, nv);
+  EXPECT_LT(RelDiff(mdv.data(), rhs.data(), nv), 1e-9);
+
+  // mj_forward alone solves in M: its constraint force is not the step's
+  EXPECT_GT(RelDiff(before->qfrc_constraint, d->qfrc_constraint, nv), 1e-6);
+}
+
+// Catches: a crash, NaN or silent corruption from bad gains with contact, and from solref and
+// solimp at their limits. Non-finite and negative gains leave the flag's step as stock's (the
+// terms are out of scope); kp 1e12 stands; solimp's dmin = dmax = 0.9999 and a timeconst below
+// 2h (MuJoCo clamps it to 2h) stay finite.
+TEST_F(ImplicitPosContact, BadInputWithContact) {
+  for (double kp : {std::nan(""), HUGE_VAL, -1e3}) {
+    ModelPtr m = LoadModelOrFail(LeggedXml(1, 0, 0.005, "implicit", 0, 0));
+    ASSERT_NE(m, nullptr);
+    for (int i = 0; i < m->nu; ++i) {
+      m->actuator_gainprm[mjNGAIN * i] = kp;
+      m->actuator_biasprm[mjNBIAS * i + 1] = -kp;
+    }
+    std::vector<mjtNum> state[2];
+    for (bool flag : {false, true}) {
+      SetEnable(m.get(), mjENBL_IMPLICITPOS, flag);
+      DataPtr d(mj_makeData(m.get()));
+      WarningCapture capture;
+      for (int t = 0; t < 40; ++t) mj_step(m.get(), d.get());
+      state[flag].assign(d->qpos, d->qpos + m->nq);
+      state[flag].insert(state[flag].end(), d->qvel, d->qvel + m->nv);
+    }
+    EXPECT_TRUE(BitIdentical(state[0], state[1])) << "kp " << kp;
+  }
+  for (int limit = 0; limit < 3; ++limit) {
+    ModelPtr m = LoadModelOrFail(LeggedXml(limit == 2 ? 1e12 : 1e6, 0, 0.005, "implicit", 0, 0));
+    ASSERT_NE(m, nullptr);
+    for (int g = 0; g < m->ngeom; ++g) {
+      if (limit == 0) {
+        m->geom_solref[mjNREF * g] = 1e-6;  // below 2h
+      } else if (limit == 1) {
+        m->geom_solimp[mjNIMP * g] = m->geom_solimp[mjNIMP * g + 1] = 0.9999;
+      }
+    }
+    SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+    DataPtr d(mj_makeData(m.get()));
+    EXPECT_TRUE(StepStable(m.get(), d.get(), 400)) << limit;
+    EXPECT_GT(d->ncon, 0) << limit;
+  }
+}
+
+}  // namespace
+}  // namespace mjpos
