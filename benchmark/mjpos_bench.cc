@@ -54,6 +54,7 @@
 //   --accuracy_only     run part 4 (throughput at equal accuracy) alone and print its table
 //   --posweight_only    run part 5 (the weighted mode on coupled models) alone and print its table
 //   --torque_only       run part 6 (torque limits: the applied force against forcerange) alone
+//   --contact_only      run part 7 (contact against the converged reference) alone
 //   --smoke             tiny run to prove the program works (CI): 1 repetition, 20 warm-up
 //                       steps, 0.2 s simulated, coarse bisection, no stack bisection, callgrind
 //                       on arm7 only
@@ -119,6 +120,8 @@ bool ParseOurFlag(const char* arg, Options* opt) {
     opt->posweight_only = true;
   } else if (std::strcmp(arg, "--torque_only") == 0) {
     opt->torque_only = true;
+  } else if (std::strcmp(arg, "--contact_only") == 0) {
+    opt->contact_only = true;
   } else {
     return false;
   }
@@ -149,18 +152,20 @@ void Phase(const char* what, const std::function<void()>& run) {
   std::fflush(stdout);
 }
 
-// --accuracy_only, --posweight_only and --torque_only: part 4, 5 or 6 alone, its table on stdout.
+// --accuracy_only, --posweight_only, --torque_only and --contact_only: part 4, 5, 6 or 7 alone,
+// its table on stdout.
 int OnePart(const Options& opt) {
   QuietWarnings();
   std::ostringstream md;
   if (opt.accuracy_only) WriteAccuracy(md, EqualAccuracy(opt));
   if (opt.posweight_only) WriteCoupledAccuracy(md, CoupledAccuracy(opt));
   if (opt.torque_only) WriteTorqueLimits(md, TorqueLimits(opt));
+  if (opt.contact_only) WriteContact(md, ContactStudy(opt));
   std::printf("%s", md.str().c_str());
   return 0;
 }
 
-// The suite: parts 1 to 6 in this order, then the tables on stdout and in opt.out.
+// The suite: parts 1 to 7 in this order, then the tables on stdout and in opt.out.
 int Suite(const Options& opt, const std::string& machine, const std::string& version) {
   // opened first: a path that cannot be written fails now, not after the callgrind stage
   std::ofstream raw(opt.raw_log);
@@ -187,10 +192,13 @@ int Suite(const Options& opt, const std::string& machine, const std::string& ver
   std::vector<Part4Row> accuracy;
   std::vector<Part5Row> coupled;
   std::vector<Part6Row> torque;
+  std::vector<Part7Row> contact;
   Phase("part 2: throughput at equal stiffness", [&]() { stiffness = EqualStiffness(opt); });
   Phase("part 4: equal accuracy on tracking", [&]() { accuracy = EqualAccuracy(opt); });
   Phase("part 5: the weighted mode on coupled models", [&]() { coupled = CoupledAccuracy(opt); });
   Phase("part 6: torque limits", [&]() { torque = TorqueLimits(opt); });
+  Phase("part 7: contact against the converged reference",
+        [&]() { contact = ContactStudy(opt); });
 
   std::ostringstream md;
   WriteCost(md, opt, machine, version, cases, callgrind_note);
@@ -199,6 +207,7 @@ int Suite(const Options& opt, const std::string& machine, const std::string& ver
   WriteAccuracy(md, accuracy);
   WriteCoupledAccuracy(md, coupled);
   WriteTorqueLimits(md, torque);
+  WriteContact(md, contact);
   std::string text = md.str();
   std::printf("\n%s", text.c_str());
   std::ofstream out(opt.out);
@@ -222,7 +231,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     if (!bench::ParseOurFlag(argv[i], &opt)) rest.push_back(argv[i]);
   }
-  if (opt.accuracy_only || opt.posweight_only || opt.torque_only) return bench::OnePart(opt);
+  if (opt.accuracy_only || opt.posweight_only || opt.torque_only || opt.contact_only) {
+    return bench::OnePart(opt);
+  }
   if (opt.smoke) bench::ApplySmoke(&opt);
   if (opt.raw_log.empty()) {
     opt.raw_log = opt.out.substr(0, opt.out.find_last_of('/') + 1) + "benchmark-raw.log";

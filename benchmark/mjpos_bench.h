@@ -26,6 +26,7 @@
 #include <vector>
 
 #include <mujoco/mujoco.h>
+#include "support/contact.h"  // ContactMetrics
 #include "support/models.h"  // Median
 
 // Callgrind's client requests (from Debian's valgrind package); without them, no instruction counts
@@ -63,6 +64,7 @@ struct Options {
   bool accuracy_only = false;     // only part 4
   bool posweight_only = false;    // only part 5
   bool torque_only = false;       // only part 6
+  bool contact_only = false;      // only part 7
   // models whose instructions are counted: all, none or a list
   std::string callgrind = "humanoid,servo_humanoid,humanoid100,arm7,chain10,chain30,chain100";
   std::string profile;            // MODEL:on|off|weighted:STEPS, see Profile
@@ -272,6 +274,22 @@ struct Part6Row {
 // row each).
 std::vector<Part6Row> TorqueLimits(const Options& opt);
 
+//------------------------------------ contact.cc: part 7, contact --------------------------------
+
+// One row of part 7: a contact model at servo gain kp and damping kv, timestep h, its converged
+// reference (stock at h_ref) and each scheme's metrics (support/contact.h).
+struct Part7Row {
+  std::string model;
+  double kp, kv, h, h_ref;
+  ContactMetrics ref, stock, flag, weighted;
+};
+
+// Part 7: the gripper holding a box by friction, the standing quadruped (both with <position>'s
+// default: kv 0, no armature or joint damping) and the finger squeeze, kp 1e3, 1e5, 1e7, kv 0 and
+// kp/100, h 2, 5, 10 ms, 2 s, the metrics over the last 0.5 s; the reference once per model, kp
+// and kv, converged to 1 % (smoke: the quadruped at kp 1e5, kv 0, h 5 ms, 1 s).
+std::vector<Part7Row> ContactStudy(const Options& opt);
+
 //------------------------------------ report.cc: the markdown ------------------------------------
 
 // The title, the run's parameters and the table of part 1 (with its notes and the rst medians).
@@ -292,6 +310,9 @@ void WriteCoupledAccuracy(std::ostream& md, const std::vector<Part5Row>& rows);
 
 // The table of part 6.
 void WriteTorqueLimits(std::ostream& md, const std::vector<Part6Row>& rows);
+
+// The table of part 7 and its summary.
+void WriteContact(std::ostream& md, const std::vector<Part7Row>& rows);
 
 }  // namespace mjpos::bench
 

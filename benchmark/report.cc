@@ -251,4 +251,57 @@ void WriteTorqueLimits(std::ostream& md, const std::vector<Part6Row>& rows) {
   }
 }
 
+namespace {
+
+// the criteria of part 7: force and penetration within 2 %, ripple at most 0.5 %, slip within
+// 10 % (or 0.1 mm/s)
+bool ContactMatches(const ContactMetrics& c, const ContactMetrics& ref) {
+  return c.stable && RelDiff(c.force, ref.force) <= 0.02 &&
+         RelDiff(c.penetration, ref.penetration) <= 0.02 && c.ripple <= 0.005 &&
+         std::abs(c.slip - ref.slip) <= std::max(0.1 * std::abs(ref.slip), 1e-4);
+}
+
+std::string ContactCell(const ContactMetrics& c, const ContactMetrics& ref, bool slip) {
+  if (!c.stable) return "unstable";
+  std::string cell = Fmt("%.3f / %.3f / %.2f %%", c.force / ref.force,
+                         c.penetration / ref.penetration, 100 * c.ripple);
+  if (slip) cell += Fmt(" / %.2f", 1e3 * c.slip);
+  return ContactMatches(c, ref) ? cell : "**" + cell + "**";
+}
+
+}  // namespace
+
+void WriteContact(std::ostream& md, const std::vector<Part7Row>& rows) {
+  md << "\n## Contact against the converged reference\n\n";
+  md << "From the model's initial pose, targets held (ctrl 0), 2 s; over the last 0.5 s, sampled "
+        "every millisecond: the summed normal force of the contacts, the mean penetration, the "
+        "ripple (standard deviation of the force over its mean) and the slip of the held box "
+        "(mm/s). Reference: stock `implicit` at h/N, N doubled from the grid's 2 ms until force "
+        "and penetration agree to 1 % (support/contact.h). Each cell: force and penetration as "
+        "ratios to the reference's, ripple, slip; in bold where a criterion fails (force or "
+        "penetration off by more than 2 %, ripple above 0.5 %, slip off by more than 10 % and "
+        "0.1 mm/s); 'unstable': a bad-state warning, a non-finite state or contact lost.\n\n";
+  md << "| model | kp | kv | h | reference: h, force, penetration, slip | stock | flag | "
+        "flag + posweight |\n|---|---|---|---|---|---|---|---|\n";
+  int flag_ok = 0, weighted_ok = 0, stock_stable = 0, stock_ok = 0;
+  for (const Part7Row& r : rows) {
+    bool slip = r.model.find("box") != std::string::npos;
+    std::string ref = r.h_ref ? Fmt("%g s, %.4g N, %.4g mm", r.h_ref, r.ref.force,
+                                    1e3 * r.ref.penetration)
+                              : std::string("**not converged**");
+    if (slip && r.h_ref) ref += Fmt(", %.3f mm/s", 1e3 * r.ref.slip);
+    md << Fmt("| %s | %g | %g | %g ms | %s | %s | %s | %s |\n", r.model.c_str(), r.kp, r.kv,
+              1e3 * r.h, ref.c_str(), ContactCell(r.stock, r.ref, slip).c_str(),
+              ContactCell(r.flag, r.ref, slip).c_str(),
+              ContactCell(r.weighted, r.ref, slip).c_str());
+    flag_ok += r.h_ref && ContactMatches(r.flag, r.ref);
+    weighted_ok += r.h_ref && ContactMatches(r.weighted, r.ref);
+    stock_stable += r.stock.stable;
+    stock_ok += r.h_ref && ContactMatches(r.stock, r.ref);
+  }
+  md << Fmt("\n%zu rows: the flag meets every criterion in **%d**, the weighted mode in **%d**; "
+            "stock is stable in %d and meets them in %d.\n",
+            rows.size(), flag_ok, weighted_ok, stock_stable, stock_ok);
+}
+
 }  // namespace mjpos::bench

@@ -74,12 +74,15 @@ ContactMetrics ContactReference(const mjModel* m, double seconds, double window,
   ref->opt.integrator = mjINT_IMPLICIT;
   const double h = m->opt.timestep;
   ContactMetrics last;
+  int agreed = 0;  // successive halvings that agreed
   *h_ref = 0;
   for (int n = 2; h / n >= hmin; n *= 2) {
     ref->opt.timestep = h / n;
     ContactMetrics now = MeasureContact(ref.get(), seconds, window, body);
-    if (now.stable && last.stable && RelDiff(now.force, last.force) < tol &&
-        RelDiff(now.penetration, last.penetration) < tol) {
+    bool agree = now.stable && last.stable && RelDiff(now.force, last.force) < tol &&
+                 RelDiff(now.penetration, last.penetration) < tol;
+    agreed = agree ? agreed + 1 : 0;
+    if (agreed == 3) {
       *h_ref = h / n;
       return now;
     }

@@ -73,7 +73,6 @@ int mj_implicitConstraint(const mjModel* m, mjData* d, const mjtNum* mat, mjtNum
   mjtNum* diaginv = mj_stackAlloc(d, nv);
   mjtNum* diagsqrtinv = mj_stackAlloc(d, nv);
   mjtNum* acc0 = mj_stackAlloc(d, nv);
-  mjtNum* frc0 = mj_stackAlloc(d, nv);
   mjtNum* rhs = mj_stackAlloc(d, nv);
 
   // the metric: the step's matrix made symmetric, factorized; not spd: constraints left in M
@@ -88,15 +87,14 @@ int mj_implicitConstraint(const mjModel* m, mjData* d, const mjtNum* mat, mjtNum
     return 0;
   }
 
-  // the unconstrained step: acc0 = mat^-1 * rhs, its force in the metric
+  // the step's right side without constraint force
   if (solved) {
     mju_sub(rhs, qfrc, d->qfrc_constraint, nv);
   } else {
     mju_copy(rhs, qfrc, nv);
   }
-  mju_solveLUSparse(acc0, d->qLU, rhs, nv, d->D_rownnz, d->D_rowadr, d->D_colind);
 
-  // the solver of mj_fwdConstraint with the metric in place of M
+  // the solver of mj_fwdConstraint with the metric in place of M, unconstrained: metric^-1 * rhs
   mjtNum* qM = d->qM;
   mjtNum* qLD = d->qLD;
   mjtNum* qLDiagInv = d->qLDiagInv;
@@ -107,9 +105,9 @@ int mj_implicitConstraint(const mjModel* m, mjData* d, const mjtNum* mat, mjtNum
   d->qLD = ld;
   d->qLDiagInv = diaginv;
   d->qLDiagSqrtInv = diagsqrtinv;
-  mj_mulM(m, d, frc0, acc0);
+  mj_solveM(m, d, acc0, rhs, 1);
   d->qacc_smooth = acc0;
-  d->qfrc_smooth = frc0;
+  d->qfrc_smooth = rhs;
   if (mj_isDual(m)) {
     mj_projectConstraint(m, d);
   }
