@@ -29,7 +29,7 @@ namespace {
 
 constexpr double kWindow = 0.5;  // the metrics' window, the last 0.5 s
 constexpr double kTol = 0.01;    // the reference's convergence
-constexpr double kHmin = 1e-6;
+constexpr double kHmin = 2.5e-7;
 
 struct ContactModel {
   const char* name;

@@ -52,4 +52,10 @@ foreach(where terminal md)
   if(at EQUAL -1)
     message(FATAL_ERROR "no table of part 1 (${where})")
   endif()
+  # part 7: a row with its converged reference
+  string(REGEX MATCH "\n\\| quadruped standing \\| 100000 \\| 0 \\| 5 ms \\| [0-9.e-]+ s, " row
+         "${${where}}")
+  if(NOT row)
+    message(FATAL_ERROR "no row of part 7 with a converged reference (${where})")
+  endif()
 endforeach()

@@ -56,6 +56,7 @@ TEST_ORDER = [
     ("inverse_discrete_test", "test"),
     ("implicitpos_xml_test", "test"),
     ("implicitpos_scope_test", "test"),
+    ("implicitpos_contact_test", "test"),
     ("implicitpos_humanoid_test", "test"),
     ("implicitpos_posweight_test", "test"),
     ("servo_report_test", "servo_report"),
