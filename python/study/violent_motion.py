@@ -481,12 +481,31 @@ def part_remedy(path, seeds, targets, settings=FAILING):
   print()
 
 
+def part_sweep(path, seeds, targets):
+  print('## 8. Sweep: f_n 10-1000 Hz, zeta 0-1, h 2/5/10 ms\n')
+  print('Each cell: bounded (peak hinge speed / root speed) or the time of divergence, first seed '
+        'of --seeds; the reference is stock at h/10.\n')
+  xml = humanoid_xml(path, False)
+  print('| f_n | zeta | h | stock, h/10 | stock | flag | flag+posweight |')
+  print('|---|---|---|---|---|---|---|')
+  for fn in (10, 30, 100, 300, 1000):
+    for zeta in (0.0, 0.3, 0.7, 1.0):
+      for h in (0.002, 0.005, 0.010):
+        cells = [describe(simulate(servo_model(xml, fn, zeta, h / 10, 0, targets=targets),
+                                   seeds[0], keep=0))]
+        for bits in SCHEMES.values():
+          cells.append(describe(simulate(servo_model(xml, fn, zeta, h, bits, targets=targets),
+                                         seeds[0], keep=0)))
+        print(f'| {fn} Hz | {zeta:g} | {h * 1e3:g} ms | ' + ' | '.join(cells) + ' |')
+  print()
+
+
 def main():
   parser = argparse.ArgumentParser(description=__doc__,
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument('--model', required=True, help="MuJoCo's model/humanoid/humanoid.xml")
   parser.add_argument('--part', default='all',
-                      choices=['table', 'factors', 'residual', 'remedy', 'all'])
+                      choices=['table', 'factors', 'residual', 'remedy', 'sweep', 'all'])
   parser.add_argument('--seeds', type=int, nargs='+', default=list(SEEDS))
   parser.add_argument('--targets', default='joint', choices=['joint', 'literal'],
                       help="joint: ctrl = gear * angle (the joint's target spans its range); "
@@ -507,6 +526,8 @@ def main():
     part_residual(args.model, args.seeds, args.targets, args.settings, launch=args.launch)
   if args.part in ('remedy', 'all'):
     part_remedy(args.model, args.seeds, args.targets, args.settings)
+  if args.part == 'sweep':
+    part_sweep(args.model, args.seeds, args.targets)
 
 
 if __name__ == '__main__':
