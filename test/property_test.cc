@@ -1153,9 +1153,8 @@ bool StockChaoticNearStart(mjModel* m, const Start& start, const RunResult& on, 
   return chaotic;
 }
 
-// 2. never worse, where only the flag's scope can diverge and without contact (doc/scope.md,
-// "Limitations": contact forces are sized against the unmodified M, so a stiff servo pressing on
-// contact can still diverge). Where flag off is clean with a margin (|qacc| <= 1e8, a hundredth
+// 2. never worse, where only the flag's scope can diverge, contact included (the step solves
+// its constraints in its own metric, doc/contact.md). Where flag off is clean with a margin (|qacc| <= 1e8, a hundredth
 // of mj_checkAcc's limit), flag on is clean; where flag off resets, flag on resets at most once
 // more (a huge motor can drive both runs into resetting every other step, and the flag, moving
 // the trajectory, may bring the first reset one step earlier); no mju_error that flag off does
@@ -1172,9 +1171,8 @@ int CheckNeverWorse(mjModel* m, const Start& start, const RunResult& on,
   } else if (!off_clean && !flag_error) {
     worse = worse || on.warnings > off.warnings + 1 || on.resets > off.resets + 1;
   }
-  bool contact = on.contact || off.contact;
   bool positive = !on.indefinite && !off.indefinite;
-  bool domain = !contact && OnlyScopeCanDiverge(m, start.ctrl);
+  bool domain = OnlyScopeCanDiverge(m, start.ctrl);
   if (worse && domain && positive && !StockChaoticNearStart(m, start, on, off_clean, index)) {
     failures->Add(index, "flag on: " + std::to_string(on.warnings) + " bad-state warnings, " +
                              std::to_string(on.resets) + " resets" +
