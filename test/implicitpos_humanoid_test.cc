@@ -89,8 +89,9 @@ TEST_F(ImplicitPosHumanoid, FlagRaisesLargestStableGain) {
   EXPECT_GT(stock_free, 0);
   EXPECT_GE(flag_free, 1000 * stock_free);
 
-  // contact enabled: constraint forces see the unmodified M; no worse than stock
-  EXPECT_GE(flag_contact, stock_contact);
+  // contact enabled: the step solves the constraints in its own metric (doc/contact.md), so
+  // contact does not lower the flag's gain below the smooth dynamics' margin
+  EXPECT_GE(flag_contact, 1000 * stock_contact);
 }
 
 // Catches: the right-hand-side shift h*K*v missing. Without it the matrix term alone is also
