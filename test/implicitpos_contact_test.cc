@@ -116,7 +116,7 @@ TEST_F(ImplicitPosContact, GripperMatchesReference) {
 // leave those steps as they were), and a changed contract of what mj_step leaves. With contact,
 // efc_force and qfrc_constraint are the step's (J'*efc_force = qfrc_constraint), qacc is
 // qacc_smooth + M^-1*qfrc_constraint, and the velocity update is the step's:
-// M*(v+ - v)/h = qfrc_smooth_step + qfrc_constraint.
+// M*(v+ - v)/h = qfrc_smooth_step + qfrc_constraint. mj_forward keeps its acceleration sensors.
 TEST_F(ImplicitPosContact, StepLeavesItsConstraintForce) {
   ModelPtr m = LoadModelOrFail(LeggedXml(1e5, 0, 0.005, "implicit", 0, 0));
   ASSERT_NE(m, nullptr);
@@ -149,6 +149,13 @@ TEST_F(ImplicitPosContact, StepLeavesItsConstraintForce) {
 
   // mj_forward alone solves in M: its constraint force is not the step's
   EXPECT_GT(RelDiff(before->qfrc_constraint, d->qfrc_constraint, nv), 1e-6);
+
+  // and it still runs the acceleration sensors (the feet's touch sensors), on fresh data
+  DataPtr fresh(mj_makeData(m.get()));
+  mju_copy(fresh->qpos, before->qpos, m->nq);
+  mju_copy(fresh->qvel, before->qvel, nv);
+  mj_forward(m.get(), fresh.get());
+  EXPECT_GT(mju_sum(fresh->sensordata, m->nsensordata), 0);
 }
 
 // Catches: mj_step2 taking another path than mj_step (the constraints solved in M, or the
