@@ -191,10 +191,7 @@ TEST_F(ImplicitPosContact, BadInputWithContact) {
   for (double kp : {std::nan(""), HUGE_VAL, -1e3}) {
     ModelPtr m = LoadModelOrFail(LeggedXml(1, 0, 0.005, "implicit", 0, 0));
     ASSERT_NE(m, nullptr);
-    for (int i = 0; i < m->nu; ++i) {
-      m->actuator_gainprm[mjNGAIN * i] = kp;
-      m->actuator_biasprm[mjNBIAS * i + 1] = -kp;
-    }
+    MakeServos(m.get(), kp, 0);
     std::vector<mjtNum> state[2];
     for (bool flag : {false, true}) {
       SetEnable(m.get(), mjENBL_IMPLICITPOS, flag);
