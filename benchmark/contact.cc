@@ -22,7 +22,6 @@
 #include "benchmark/mjpos_bench.h"
 #include "support/contact.h"
 #include "support/models.h"
-#include "support/one_dof.h"
 
 namespace mjpos::bench {
 namespace {
@@ -30,60 +29,81 @@ namespace {
 constexpr double kWindow = 0.5;  // the metrics' window, the last 0.5 s
 constexpr double kTol = 0.01;    // the reference's convergence
 constexpr double kHmin = 2.5e-7;
+constexpr double kMaxSeconds = 32;  // the longest the reference may take to come to rest
 
-struct ContactModel {
-  const char* name;
-  std::string (*xml)(double kp, double kv, double h);
-  const char* body;  // the held body whose slip is measured, or null
-};
-
-std::string Gripper(double kp, double kv, double h) { return GripperXml(kp, kv, h); }
-std::string Standing(double kp, double kv, double h) {
-  return LeggedXml(kp, kv, h, "implicit", 0, 0);
+// a case's model at kp, kv, h with flags enabled
+ModelPtr Load(const ContactCase& c, double kp, double kv, double h, int flags) {
+  ModelPtr m(LoadContactCase(c, ModelPath(""), kp, kv, h));
+  if (m) m->opt.enableflags |= flags;
+  return m;
 }
-std::string Squeeze(double kp, double kv, double h) { return FingerSqueezeXml(kp, kv, h); }
 
-const ContactModel kModels[] = {
-    {"gripper (box held by friction)", Gripper, "object"},
-    {"quadruped standing", Standing, nullptr},
-    {"finger squeeze (box on the floor)", Squeeze, "box"},
-};
-
-ContactMetrics Measure(const std::string& xml, int flags, double seconds, const char* body) {
-  ModelPtr m(LoadXmlString(xml));
-  if (!m) return {};
-  m->opt.enableflags |= flags;
-  int b = body ? mj_name2id(m.get(), mjOBJ_BODY, body) : -1;
-  return MeasureContact(m.get(), seconds, kWindow, b);
+int Body(const mjModel* m, const ContactCase& c) {
+  return c.body ? mj_name2id(m, mjOBJ_BODY, c.body) : -1;
 }
+
+constexpr int kSchemes[] = {0, mjENBL_IMPLICITPOS, mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT};
 
 }  // namespace
 
 std::vector<Part7Row> ContactStudy(const Options& opt) {
   std::vector<Part7Row> rows;
-  const double seconds = opt.smoke ? 1 : 2;
-  for (const ContactModel& cm : kModels) {
-    if (opt.smoke && cm.xml != Standing) continue;
+  for (const ContactCase& c : StandingCases()) {
+    if (opt.smoke && std::string(c.name) != "quadruped standing") continue;
     for (double kp : {1e3, 1e5, 1e7}) {
       if (opt.smoke && kp != 1e5) continue;
       for (double kv : {0.0, kp / 100}) {
         if (opt.smoke && kv) continue;
 
-        // the reference, from the smallest timestep of the grid
-        double h_ref = 0;
-        ModelPtr m(LoadXmlString(cm.xml(kp, kv, 0.002)));
-        if (!m) continue;
-        int b = cm.body ? mj_name2id(m.get(), mjOBJ_BODY, cm.body) : -1;
-        ContactMetrics ref = ContactReference(m.get(), seconds, kWindow, b, kTol, kHmin, &h_ref);
+        // the reference, from the smallest timestep of the grid; again at a timestep whose
+        // refsafe changes the model's constraints
+        double h_ref = 0, seconds = 0;
+        bool have_ref = false;
+        ContactMetrics ref;
         for (double h : {0.002, 0.005, 0.01}) {
           if (opt.smoke && h != 0.005) continue;
-          Part7Row row{cm.name, kp, kv, h, h_ref, ref, {}, {}, {}};
-          std::string xml = cm.xml(kp, kv, h);
-          row.stock = Measure(xml, 0, seconds, cm.body);
-          row.flag = Measure(xml, mjENBL_IMPLICITPOS, seconds, cm.body);
-          row.weighted = Measure(xml, mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, seconds, cm.body);
+          ModelPtr m = Load(c, kp, kv, h, 0);
+          if (!m) break;
+          if (!have_ref || ApplyRefsafe(m.get(), h)) {
+            have_ref = true;
+            seconds = opt.smoke ? 1 : c.seconds;
+            ref = ContactReference(m.get(), &seconds, opt.smoke ? 4 : kMaxSeconds, kWindow,
+                                   Body(m.get(), c), kTol, kHmin, &h_ref);
+          }
+          Part7Row row{c.name, kp, kv, h, h_ref, seconds, ref, {}, {}, {}};
+          ContactMetrics* out[] = {&row.stock, &row.flag, &row.weighted};
+          for (int s = 0; s < 3; ++s) {
+            ModelPtr run = Load(c, kp, kv, h, kSchemes[s]);
+            *out[s] = MeasureContact(run.get(), seconds, kWindow, Body(run.get(), c));
+          }
           rows.push_back(row);
         }
+      }
+    }
+  }
+  return rows;
+}
+
+std::vector<Part7DropRow> DropStudy(const Options& opt) {
+  std::vector<Part7DropRow> rows;
+  const ContactCase c = DropCase();
+  for (double kp : {1e3, 1e5, 1e7}) {
+    if (opt.smoke && kp != 1e5) continue;
+    for (double kv : {0.0, kp / 100}) {
+      if (opt.smoke && !kv) continue;
+      ModelPtr m = Load(c, kp, kv, 0.002, 0);
+      if (!m) continue;
+      double h_ref = 0;
+      DropMetrics ref = DropReference(m.get(), c.seconds, Body(m.get(), c), kTol, kHmin, &h_ref);
+      for (double h : {0.002, 0.005, 0.01}) {
+        if (opt.smoke && h != 0.005) continue;
+        Part7DropRow row{kp, kv, h, h_ref, ref, {}, {}, {}};
+        DropMetrics* out[] = {&row.stock, &row.flag, &row.weighted};
+        for (int s = 0; s < 3; ++s) {
+          ModelPtr run = Load(c, kp, kv, h, kSchemes[s]);
+          *out[s] = MeasureDrop(run.get(), c.seconds, Body(run.get(), c));
+        }
+        rows.push_back(row);
       }
     }
   }

@@ -160,7 +160,7 @@ int OnePart(const Options& opt) {
   if (opt.accuracy_only) WriteAccuracy(md, EqualAccuracy(opt));
   if (opt.posweight_only) WriteCoupledAccuracy(md, CoupledAccuracy(opt));
   if (opt.torque_only) WriteTorqueLimits(md, TorqueLimits(opt));
-  if (opt.contact_only) WriteContact(md, ContactStudy(opt));
+  if (opt.contact_only) WriteContact(md, ContactStudy(opt), DropStudy(opt));
   std::printf("%s", md.str().c_str());
   return 0;
 }
@@ -193,12 +193,16 @@ int Suite(const Options& opt, const std::string& machine, const std::string& ver
   std::vector<Part5Row> coupled;
   std::vector<Part6Row> torque;
   std::vector<Part7Row> contact;
+  std::vector<Part7DropRow> drops;
   Phase("part 2: throughput at equal stiffness", [&]() { stiffness = EqualStiffness(opt); });
   Phase("part 4: equal accuracy on tracking", [&]() { accuracy = EqualAccuracy(opt); });
   Phase("part 5: the weighted mode on coupled models", [&]() { coupled = CoupledAccuracy(opt); });
   Phase("part 6: torque limits", [&]() { torque = TorqueLimits(opt); });
   Phase("part 7: contact against the converged reference",
-        [&]() { contact = ContactStudy(opt); });
+        [&]() {
+          contact = ContactStudy(opt);
+          drops = DropStudy(opt);
+        });
 
   std::ostringstream md;
   WriteCost(md, opt, machine, version, cases, callgrind_note);
@@ -207,7 +211,7 @@ int Suite(const Options& opt, const std::string& machine, const std::string& ver
   WriteAccuracy(md, accuracy);
   WriteCoupledAccuracy(md, coupled);
   WriteTorqueLimits(md, torque);
-  WriteContact(md, contact);
+  WriteContact(md, contact, drops);
   std::string text = md.str();
   std::printf("\n%s", text.c_str());
   std::ofstream out(opt.out);

@@ -622,6 +622,14 @@ void MakeServos(mjModel* m, double kp, double kv) {
   }
 }
 
+void MakeServosOfGearOne(mjModel* m, double kp, double kv) {
+  MakeServos(m, kp, kv);
+  for (int i = 0; i < m->nu; ++i) {
+    m->actuator_gear[6 * i] = 1;
+    for (int k = 1; k < 6; ++k) m->actuator_gear[6 * i + k] = 0;
+  }
+}
+
 mjModel* LoadWithServos(const std::string& path, double kp, double kv, std::string* error) {
   char err[1000] = "";
   mjModel* m = mj_loadXML(path.c_str(), nullptr, err, sizeof(err));
@@ -629,11 +637,7 @@ mjModel* LoadWithServos(const std::string& path, double kp, double kv, std::stri
     if (error) *error = err;
     return nullptr;
   }
-  MakeServos(m, kp, kv);
-  for (int i = 0; i < m->nu; ++i) {
-    m->actuator_gear[6 * i] = 1;
-    for (int k = 1; k < 6; ++k) m->actuator_gear[6 * i + k] = 0;
-  }
+  MakeServosOfGearOne(m, kp, kv);
   return m;
 }
 

@@ -169,8 +169,11 @@ std::vector<double> BackwardEulerVelocity(int nv, double h, const std::vector<do
 // type fixed with gain kp, affine bias [0, -kp, -kv], no control or force limits.
 void MakeServos(mjModel* m, double kp, double kv);
 
-// The model at path with every actuator replaced by a position servo (MakeServos) of gear 1 on
-// the same transmission; nullptr (and error) if the file does not load.
+// MakeServos, and every actuator's gear 1 on the same transmission.
+void MakeServosOfGearOne(mjModel* m, double kp, double kv);
+
+// The model at path with every actuator replaced by a position servo of gear 1 on the same
+// transmission (MakeServosOfGearOne); nullptr (and error) if the file does not load.
 mjModel* LoadWithServos(const std::string& path, double kp, double kv,
                            std::string* error = nullptr);
 
