@@ -34,7 +34,11 @@
 //              state and controls set before stepping (after `key`)
 //   steps      number of mj_step calls (default 1); stepping stops at the first instability
 //   trace      mjData array names recorded after every step, and "mindist" (the smallest
-//              contact distance, 0 without contacts)
+//              contact distance, 0 without contacts), "normalforce" (the contacts' summed normal
+//              force, mj_contactForce) and "depth" (their mean penetration, 0 without contacts):
+//              the samples of support/contact.h; "NAME[i]" records element i of an array
+//              (e.g. "xpos[5]", the z of body 1)
+//   every      record the trace after every k-th step only (default 1)
 //   report     mjData array or scalar names read after the last step
 //   timed      true: also report the wall-clock seconds of the stepping loop (performance.now)
 //
@@ -93,8 +97,32 @@ function readField(m, d, name) {
     for (let i = 0; i < d.ncon; ++i) dist = Math.min(dist, d.contact.get(i).dist);
     return dist;
   }
-  const x = d[name];
+  if (name === 'normalforce') {
+    let force = 0;
+    const frame = new mj.DoubleBuffer(6);
+    try {
+      for (let i = 0; i < d.ncon; ++i) {
+        mj.mj_contactForce(m, d, i, frame);
+        force += frame.GetView()[0];
+      }
+    } finally {
+      frame.delete();
+    }
+    return plain(force);
+  }
+  if (name === 'depth') {
+    let depth = 0;
+    for (let i = 0; i < d.ncon; ++i) depth -= d.contact.get(i).dist;
+    return d.ncon ? depth / d.ncon : 0;
+  }
+  const element = /^(\w+)\[(\d+)\]$/.exec(name);
+  const x = d[element ? element[1] : name];
   if (x === undefined) throw new Error(`mjData has no field ${name}`);
+  if (element) {
+    const i = Number(element[2]);
+    if (typeof x === 'number' || i >= x.length) throw new Error(`${name}: no such element`);
+    return plain(x[i]);
+  }
   return plain(x);
 }
 
@@ -142,6 +170,7 @@ function runJob(job) {
 
     // step
     const steps = job.steps ?? 1;
+    const every = job.every ?? 1;
     const trace = {};
     for (const name of job.trace || []) trace[name] = [];
     const before = badCount(d);
@@ -152,7 +181,9 @@ function runJob(job) {
     while (taken < steps) {
       mj.mj_step(m, d);
       ++taken;
-      for (const name of job.trace || []) trace[name].push(readField(m, d, name));
+      if (taken % every === 0) {
+        for (const name of job.trace || []) trace[name].push(readField(m, d, name));
+      }
       if (changed()) {
         stable = false;
         break;

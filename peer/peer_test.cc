@@ -24,6 +24,7 @@
 #include <gtest/gtest.h>
 #include "peer/conformance.h"
 #include "peer/peer.h"
+#include "support/contact.h"
 #include "support/models.h"
 
 namespace mjpos::peer {
@@ -67,6 +68,43 @@ std::vector<OneStep>* PeerConformance::moving_ = nullptr;
 
 // Catches: the peer is not the pinned upstream build.
 TEST(PeerDriver, IsUpstream314) { EXPECT_EQ(Version(), "3.14.0"); }
+
+// Catches: the driver's contact samples (support/contact.h's ContactSample: summed normal
+// force, mean penetration, contact count; "xpos[i]" elements; one sample every `every` steps)
+// not being ours for the same physics: a ball resting on a plane under stock implicit, which
+// both versions step alike.
+TEST(PeerDriver, ContactSamplesAreOurs) {
+  const std::string xml =
+      "<mujoco><option timestep=\"0.002\" integrator=\"implicit\"/><worldbody>"
+      "<geom type=\"plane\" size=\"1 1 .1\"/><body pos=\"0 0 .101\"><freejoint/>"
+      "<geom type=\"sphere\" size=\".1\" mass=\"1\"/></body></worldbody></mujoco>";
+  const int steps = 100, every = 25;
+  ModelPtr m(LoadXmlString(xml));
+  ASSERT_NE(m, nullptr);
+  DataPtr d(mj_makeData(m.get()));
+  Json job = StateJob(xml, "implicit", m.get(), d.get());
+  job["steps"] = steps;
+  job["every"] = every;
+  job["trace"] = {"normalforce", "depth", "ncon", "xpos[5]"};
+  Json r = peer::Run(Json::array({job}))[0];
+  ASSERT_FALSE(r.contains("error")) << r["error"];
+  std::vector<double> force = Numbers(r["trace"]["normalforce"]),
+                      depth = Numbers(r["trace"]["depth"]), ncon = Numbers(r["trace"]["ncon"]),
+                      z = Numbers(r["trace"]["xpos[5]"]);
+  ASSERT_EQ(force.size(), steps / every);
+  for (int k = 1, i = 0; k <= steps; ++k) {
+    mj_step(m.get(), d.get());
+    if (k % every) continue;
+    double f, p;
+    ContactSample(m.get(), d.get(), &f, &p);
+    EXPECT_EQ(ncon[i], d->ncon) << "step " << k;
+    EXPECT_NEAR(force[i], f, 1e-6 * std::abs(f)) << "step " << k;
+    EXPECT_NEAR(depth[i], p, 1e-9) << "step " << k;
+    EXPECT_NEAR(z[i], d->xpos[5], 1e-9) << "step " << k;
+    ++i;
+  }
+  EXPECT_GT(force.back(), 9);  // the ball rests on the plane: its weight, 9.81 N
+}
 
 // Catches: a wrong or missing matrix term h^2 K (from rest the shift h K v is zero), a wrong
 // scope of K on any of these models, or a flag that does nothing.

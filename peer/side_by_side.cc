@@ -16,7 +16,7 @@
 // MuJoCo 3.14 (integrator="discrete", "implicit", "implicitfast"; the official build through
 // peer/driver.mjs). Run by the main job (tools/bench.sh); prints markdown and writes it to --out.
 //
-//   mjpos_peer_table [--out=FILE] [--repetitions=N]
+//   mjpos_peer_table [--out=FILE] [--repetitions=N] [--contact_only]
 
 #include <algorithm>
 #include <chrono>
@@ -34,6 +34,7 @@
 #include <mujoco/mujoco.h>
 #include "peer/conformance.h"
 #include "peer/peer.h"
+#include "support/contact.h"
 #include "support/one_dof.h"
 #include "support/models.h"
 
@@ -537,103 +538,159 @@ void ScopeTable(std::ostream& out) {
 
 //---------------------------------------- 7. contact ---------------------------------------------
 
-// over the last second of 3 s at 5 ms: mean penetration and the std of the summed touch force
-struct ContactStats {
-  bool stable = false;
-  double penetration = 0, force = 0, ripple = 0;
-};
+// The contact cases of the main job's part 7 (support/contact.h) at h 5 ms: the flag and
+// `discrete` against the converged reference (2.2.2 stock), and 3.14's stock `implicit` at the
+// reference's timestep, which is `discrete`'s own reference where 3.14's model semantics differ.
+constexpr double kContactH = 0.005;
+constexpr double kWindow = 0.5;
+constexpr int kMaxPeerSteps = 500000;  // the longest 3.14 reference run (WebAssembly)
 
-ContactStats Stats(bool stable, const std::vector<double>& mindist,
-                   const std::vector<double>& force) {
-  ContactStats s;
-  s.stable = stable;
-  if (!stable || force.empty()) return s;
-  double sum = 0, sum2 = 0, pen = 0;
-  for (size_t k = 0; k < force.size(); ++k) {
-    sum += force[k];
-    sum2 += force[k] * force[k];
-    pen += -mindist[k];
+// the trace name of a body's position along axis a
+std::string Xpos(int body, int a) { return "xpos[" + std::to_string(3 * body + a) + "]"; }
+
+// a job running the case from its initial state for `seconds` at h, tracing what the metrics
+// sample every `every` steps
+Json CaseJob(const ContactCase& c, double seconds, double kp, double kv, double h,
+             const std::string& integrator, int every, std::vector<std::string> trace) {
+  std::string xml;
+  ModelPtr m(LoadContactCase(c, MJPOS_MODEL_DIR, kp, kv, h, &xml));
+  DataPtr d(mj_makeData(m.get()));
+  Json job = StateJob(xml, integrator, m.get(), d.get());
+  if (c.servos) job["model"] = ServoEdits(m.get());
+  job["timestep"] = h;
+  job["steps"] = std::lround(seconds / h);
+  job["every"] = every;
+  int body = c.body ? mj_name2id(m.get(), mjOBJ_BODY, c.body) : -1;
+  for (int a = 0; body >= 0 && a < 3; ++a) trace.push_back(Xpos(body, a));
+  job["trace"] = trace;
+  return job;
+}
+
+// the standing metrics of a result (ContactMetricsOf over the samples of the window)
+ContactMetrics StandingOf(double seconds, int body, double h, const Json& r) {
+  if (r.contains("error") || !r["stable"].get<bool>()) return {};
+  const int stride = std::max(1, static_cast<int>(std::lround(1e-3 / h)));
+  const int n = std::lround(seconds / h), first = n - std::lround(kWindow / h);
+  std::vector<double> force, penetration, start(3, 0), end(3, 0);
+  const Json& t = r["trace"];
+  for (size_t i = 0; i < t["normalforce"].size(); ++i) {
+    const int k = (i + 1) * stride;  // the step after which sample i was taken
+    if (k <= first) continue;
+    if (t["ncon"][i].get<double>() == 0) return {};
+    force.push_back(t["normalforce"][i].get<double>());
+    penetration.push_back(t["depth"][i].get<double>());
   }
-  double n = force.size();
-  s.force = sum / n;
-  s.ripple = std::sqrt(std::max(0.0, sum2 / n - s.force * s.force));
-  s.penetration = pen / n;
-  return s;
+  double moved = 0;
+  if (body >= 0) {
+    const size_t at_first = first / stride - 1, last = t["normalforce"].size() - 1;
+    double delta[3];
+    for (int a = 0; a < 3; ++a) {
+      const Json& x = t[Xpos(body, a)];
+      delta[a] = x[last].get<double>() - x[at_first].get<double>();
+    }
+    moved = mju_norm3(delta);
+  }
+  return ContactMetricsOf(force, penetration, moved, kWindow);
+}
+
+// the drop metrics of a result
+DropMetrics DropOf(int body, double h, const Json& r) {
+  if (r.contains("error") || !r["stable"].get<bool>()) return {};
+  const Json& t = r["trace"];
+  return DropMetricsOf(Numbers(t["normalforce"]), Numbers(t[Xpos(body, 2)]), h);
+}
+
+std::string StandingCell(const ContactMetrics& c, const ContactMetrics& ref, bool slip) {
+  if (!c.stable) return "unstable";
+  std::string cell = Fmt("%.3f", c.force / ref.force) + " / " +
+                     Fmt("%.3f", c.penetration / ref.penetration) + " / " +
+                     Fmt("%.2f %%", 100 * c.ripple);
+  if (slip) cell += " / " + Fmt("%.2f", 1e3 * c.slip);
+  return cell;
+}
+
+std::string DropCell(const DropMetrics& c, const DropMetrics& ref) {
+  if (!c.stable) return "unstable";
+  return Fmt("%.3f", c.peak_force / ref.peak_force) + " / " +
+         Fmt("%+.2f", 1e3 * (c.lowest - ref.lowest)) + " / " +
+         Fmt("%+.2f", 1e3 * (c.rebound - ref.rebound));
 }
 
 void ContactTable(std::ostream& out) {
-  const int steps = 600, window = 200;
-  struct Row {
-    std::string name;
-    std::function<Case(double)> make;
-    std::vector<double> gains;
-  };
-  std::vector<Row> rows = {
-      {"servo humanoid (kv 0)", [](double kp) { return HumanoidCase(kp, 0, true); },
-       {1e2, 1e4, 1e6}},
-      {"finger squeeze (kv 1)",
-       [](double kp) { return XmlCase(FingerSqueezeXml(kp, 1, 0.005), ZeroTargets); },
-       {1e3, 1e5, 1e7}},
-      {"quadruped standing (kv 1)",
-       [](double kp) { return XmlCase(LeggedXml(kp, 1, 0.005), HoldWithVelocity); },
-       {1e2, 1e4, 1e6}},
-  };
-  out << "## Contact\n\n"
-         "h = 5 ms, 3 s from the hold pose; over the last second: mean penetration (−min "
-         "contact distance), mean summed touch-sensor force (fingers, feet; the humanoid has "
-         "none: only penetration) and its standard deviation (ripple).\n\n"
-         "| model | kp | flag: penetration [mm] | flag: force [N] | flag: ripple [N] | "
-         "discrete: penetration [mm] | discrete: force [N] | discrete: ripple [N] |\n"
-         "|---|---|---|---|---|---|---|---|\n";
-  for (const Row& row : rows) {
-    Json jobs = Json::array();
-    std::vector<ContactStats> ours;
-    for (double kp : row.gains) {
-      Case c = row.make(kp);
-      mjModel* m = c.m.get();
-      SetEnable(m, mjENBL_IMPLICITPOS, true);
-      DataPtr d(mj_makeData(m));
-      c.start(m, d.get());
-      std::vector<double> mindist, force;
-      bool stable = true;
-      for (int k = 0; k < steps && stable; ++k) {
-        stable = StepStable(m, d.get(), 1);
-        if (k < steps - window) continue;
-        double dist = 0, f = 0;
-        for (int i = 0; i < d->ncon; ++i) dist = std::min(dist, d->contact[i].dist);
-        for (int i = 0; i < m->nsensordata; ++i) f += d->sensordata[i];
-        mindist.push_back(dist);
-        force.push_back(f);
+  out << "## Contact against the converged reference\n\n"
+         "The cases of the main job's part 7 (doc/contact.md) at h 5 ms, kv 0. Reference: 2.2.2 "
+         "stock `implicit` at h/N, converged to 1 % (support/contact.h); 3.14's stock "
+         "`implicit` run at the same timestep where it takes at most "
+      << kMaxPeerSteps
+      << " steps. Each cell: force and penetration as ratios to the 2.2.2 reference, ripple, "
+         "slip (mm/s); `discrete` also against 3.14's own reference.\n\n"
+         "| case | kp | reference: seconds, h, force, penetration | 3.14 stock at h_ref | flag | "
+         "`discrete` | `discrete` / 3.14 reference |\n|---|---|---|---|---|---|---|\n";
+  const std::vector<std::string> samples = {"normalforce", "depth", "ncon"};
+  for (const ContactCase& c : StandingCases()) {
+    for (double kp : {1e3, 1e5, 1e7}) {
+      ModelPtr m(LoadContactCase(c, MJPOS_MODEL_DIR, kp, 0, kContactH));
+      const int body = c.body ? mj_name2id(m.get(), mjOBJ_BODY, c.body) : -1;
+      double h_ref = 0, seconds = c.seconds;
+      ContactMetrics ref = ContactReference(m.get(), &seconds, 32, kWindow, body, 0.01, 2.5e-7,
+                                            &h_ref);
+      SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+      ContactMetrics flag = MeasureContact(m.get(), seconds, kWindow, body);
+      const int stride = std::max(1, static_cast<int>(std::lround(1e-3 / kContactH)));
+      Json jobs = Json::array({CaseJob(c, seconds, kp, 0, kContactH, "discrete", stride, samples)});
+      const bool peer_ref = h_ref && seconds / h_ref <= kMaxPeerSteps;
+      if (peer_ref) {
+        jobs.push_back(CaseJob(c, seconds, kp, 0, h_ref, "implicit",
+                               std::max(1, static_cast<int>(std::lround(1e-3 / h_ref))),
+                               samples));
       }
-      ours.push_back(Stats(stable, mindist, force));
-      SetEnable(m, mjENBL_IMPLICITPOS, false);
-      Json job = PeerJob(c, "discrete", steps);
-      job["trace"] = {"mindist", "sensordata"};
-      jobs.push_back(job);
+      Json results = Run(jobs);
+      ContactMetrics discrete = StandingOf(seconds, body, kContactH, results[0]);
+      ContactMetrics own =
+          peer_ref ? StandingOf(seconds, body, h_ref, results[1]) : ContactMetrics{};
+      bool slip = body >= 0;
+      out << "| " << c.name << " | " << Sci(kp) << " | "
+          << (h_ref ? Fmt("%g s", seconds) + ", " + Fmt("%g s", h_ref) + ", " +
+                          Fmt("%.4g N", ref.force) + ", " +
+                          Fmt("%.4g mm", 1e3 * ref.penetration)
+                    : std::string("not converged"))
+          << " | " << (peer_ref ? StandingCell(own, ref, slip) : std::string("not run"))
+          << " | " << StandingCell(flag, ref, slip) << " | " << StandingCell(discrete, ref, slip)
+          << " | " << (peer_ref && own.stable ? StandingCell(discrete, own, slip) : "") << " |\n";
+    }
+  }
+
+  const ContactCase drop = DropCase();
+  out << "\n" << drop.name << ", kv kp/100 (with kv 0 the reference does not converge: part 7), "
+      << drop.seconds
+      << " s: peak force (10 ms windows) as a ratio to the reference's, lowest height and "
+         "rebound of the torso as differences in mm (support/contact.h).\n\n"
+         "| kp | reference: h, peak, lowest, rebound | 3.14 stock at h_ref | flag | `discrete` | "
+         "`discrete` / 3.14 reference |\n|---|---|---|---|---|---|\n";
+  for (double kp : {1e3, 1e5, 1e7}) {
+    ModelPtr m(LoadContactCase(drop, MJPOS_MODEL_DIR, kp, kp / 100, kContactH));
+    const int torso = mj_name2id(m.get(), mjOBJ_BODY, drop.body);
+    double h_ref = 0;
+    DropMetrics ref = DropReference(m.get(), drop.seconds, torso, 0.01, 2.5e-7, &h_ref);
+    SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+    DropMetrics flag = MeasureDrop(m.get(), drop.seconds, torso);
+    Json jobs = Json::array(
+        {CaseJob(drop, drop.seconds, kp, kp / 100, kContactH, "discrete", 1, {"normalforce"})});
+    const bool peer_ref = h_ref && drop.seconds / h_ref <= kMaxPeerSteps;
+    if (peer_ref) {
+      jobs.push_back(
+          CaseJob(drop, drop.seconds, kp, kp / 100, h_ref, "implicit", 1, {"normalforce"}));
     }
     Json results = Run(jobs);
-    for (size_t g = 0; g < row.gains.size(); ++g) {
-      const Json& r = results[g];
-      std::vector<double> mindist, force;
-      bool stable = !r.contains("error") && r["stable"].get<bool>();
-      if (stable) {
-        const Json& md = r["trace"]["mindist"];
-        const Json& sd = r["trace"]["sensordata"];
-        for (int k = steps - window; k < steps; ++k) {
-          mindist.push_back(md[k].get<double>());
-          std::vector<double> s = Numbers(sd[k]);
-          force.push_back(std::accumulate(s.begin(), s.end(), 0.0));
-        }
-      }
-      ContactStats peer = Stats(stable, mindist, force);
-      auto cells = [](const ContactStats& s) {
-        if (!s.stable) return std::string("unstable | | ");
-        return Fmt("%.3f", 1e3 * s.penetration) + " | " + Fmt("%.4g", s.force) + " | " +
-               Fmt("%.3g", s.ripple);
-      };
-      out << "| " << row.name << " | " << Sci(row.gains[g]) << " | " << cells(ours[g]) << " | "
-          << cells(peer) << " |\n";
-    }
+    DropMetrics discrete = DropOf(torso, kContactH, results[0]);
+    DropMetrics own = peer_ref ? DropOf(torso, h_ref, results[1]) : DropMetrics{};
+    out << "| " << Sci(kp) << " | "
+        << (h_ref ? Fmt("%g s", h_ref) + ", " + Fmt("%.4g N", ref.peak_force) + ", " +
+                        Fmt("%.2f mm", 1e3 * ref.lowest) + ", " + Fmt("%.2f mm", 1e3 * ref.rebound)
+                  : std::string("not converged"))
+        << " | " << (peer_ref ? DropCell(own, ref) : std::string("not run")) << " | "
+        << DropCell(flag, ref) << " | " << DropCell(discrete, ref) << " | "
+        << (peer_ref && own.stable ? DropCell(discrete, own) : "") << " |\n";
   }
   out << "\n";
 }
@@ -644,13 +701,16 @@ void ContactTable(std::ostream& out) {
 int main(int argc, char** argv) {
   std::string out_path;
   int repetitions = 15;
+  bool contact_only = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strncmp(argv[i], "--out=", 6)) {
       out_path = argv[i] + 6;
     } else if (!std::strncmp(argv[i], "--repetitions=", 14)) {
       repetitions = std::max(1, std::atoi(argv[i] + 14));
+    } else if (!std::strcmp(argv[i], "--contact_only")) {
+      contact_only = true;
     } else {
-      std::cerr << "usage: " << argv[0] << " [--out=FILE] [--repetitions=N]\n";
+      std::cerr << "usage: " << argv[0] << " [--out=FILE] [--repetitions=N] [--contact_only]\n";
       return 2;
     }
   }
@@ -658,12 +718,14 @@ int main(int argc, char** argv) {
   std::ostringstream md;
   md << "# Side by side: MuJoCo 2.2.2 + mjENBL_IMPLICITPOS and MuJoCo " << Version()
      << " (official build)\n\n";
-  Conformance(md);
-  LargestStableTable(md);
-  AccuracyTable(md);
-  ReportTable(md);
-  ScopeTable(md);
-  CostTable(md, repetitions);
+  if (!contact_only) {
+    Conformance(md);
+    LargestStableTable(md);
+    AccuracyTable(md);
+    ReportTable(md);
+    ScopeTable(md);
+    CostTable(md, repetitions);
+  }
   ContactTable(md);
   std::cout << md.str();
   if (!out_path.empty()) std::ofstream(out_path) << md.str();
