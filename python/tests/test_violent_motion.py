@@ -13,8 +13,8 @@
 # limitations under the License.
 """The servo humanoid under random targets every 40 ms, with contact (python/study/violent_motion.py).
 
-Catches: the constraints solved outside the step's metric (the step before patch 0006). The
-flag's step kept the joints bounded but kicked the humanoid off the floor at each target switch
+Catches: the constraints solved outside the step's metric (the simpler design of doc/contact.md).
+That step keeps the joints bounded but kicks the humanoid off the floor at each target switch
 (its root at 35 m/s at 100 Hz, 10 ms and at 628 m/s at 300 Hz, 5 ms, seed 0); the converged
 reference (stock at h/10) peaks at 12 and 24 m/s. The flag now stays bounded with its root no
 faster than the reference's.
