@@ -14,10 +14,13 @@
 
 // Part 7: stiff servos in contact against the converged reference (doc/contact.md).
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include <mujoco/mujoco.h>
+#include <valgrind/callgrind.h>
 
 #include "benchmark/mjpos_bench.h"
 #include "support/contact.h"
@@ -108,6 +111,29 @@ std::vector<Part7DropRow> DropStudy(const Options& opt) {
     }
   }
   return rows;
+}
+
+int ProfileContact(const Options& opt) {
+  const std::string& p = opt.profile_contact;
+  size_t a = p.find(':'), b = p.rfind(':');
+  for (const ContactCase& c : StandingCases()) {
+    std::string name = std::string(c.name).substr(0, std::string(c.name).find(" ("));
+    for (char& ch : name) ch = ch == ' ' ? '_' : ch;
+    if (a == b || name != p.substr(0, a)) continue;
+    ModelPtr m = Load(c, 1e3, 10, 0.002, 0);
+    DataPtr d(mj_makeData(m.get()));
+    for (int k = 0; k < 500; ++k) mj_step(m.get(), d.get());
+    if (p.substr(a + 1, b - a - 1) == "on") m->opt.enableflags |= mjENBL_IMPLICITPOS;
+    const int steps = std::atoi(p.c_str() + b + 1);
+    CALLGRIND_START_INSTRUMENTATION;
+    for (int k = 0; k < steps; ++k) mj_step(m.get(), d.get());
+    CALLGRIND_STOP_INSTRUMENTATION;
+    std::printf("mjpos_bench: %s, flag %s, %d steps, %d constraint rows\n", name.c_str(),
+                p.substr(a + 1, b - a - 1).c_str(), steps, d->nefc);
+    return 0;
+  }
+  std::fprintf(stderr, "mjpos_bench: --profile_contact=CASE:on|off:STEPS, CASE of part 7\n");
+  return 2;
 }
 
 }  // namespace mjpos::bench

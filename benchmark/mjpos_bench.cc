@@ -51,6 +51,10 @@
 //                       (a no-op unless valgrind runs with --instr-atstart=no)
 //   --profile_state=FILE  with --profile: the warm state (and nstack) from FILE, written by the
 //                       callgrind stage, instead of the warm-up
+//   --profile_contact=CASE:on|off:STEPS  as --profile, on a case of part 7 (its name up to " (",
+//                       spaces as '_') at kp 1e3, kv 10, h 2 ms, where stock holds them all: 500
+//                       steps flag off to rest, then STEPS steps, no control noise (the same
+//                       constraints on and off)
 //   --accuracy_only     run part 4 (throughput at equal accuracy) alone and print its table
 //   --posweight_only    run part 5 (the weighted mode on coupled models) alone and print its table
 //   --torque_only       run part 6 (torque limits: the applied force against forcerange) alone
@@ -112,6 +116,8 @@ bool ParseOurFlag(const char* arg, Options* opt) {
     opt->profile = v;
   } else if ((v = value("--profile_state"))) {
     opt->profile_state = v;
+  } else if ((v = value("--profile_contact"))) {
+    opt->profile_contact = v;
   } else if (std::strcmp(arg, "--smoke") == 0) {
     opt->smoke = true;
   } else if (std::strcmp(arg, "--accuracy_only") == 0) {
@@ -249,5 +255,6 @@ int main(int argc, char** argv) {
   std::string machine = bench::Machine(), version = bench::Version();
   std::printf("mjpos_bench: %s; %s\n", machine.c_str(), version.c_str());
   if (!opt.profile.empty()) return bench::Profile(opt);
+  if (!opt.profile_contact.empty()) return bench::ProfileContact(opt);
   return bench::Suite(opt, machine, version);
 }

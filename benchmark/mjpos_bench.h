@@ -69,6 +69,7 @@ struct Options {
   std::string callgrind = "humanoid,servo_humanoid,humanoid100,arm7,chain10,chain30,chain100";
   std::string profile;            // MODEL:on|off|weighted:STEPS, see Profile
   std::string profile_state;      // warm state for --profile, see WriteState
+  std::string profile_contact;    // CASE:on|off:STEPS, see ProfileContact
 };
 
 //------------------------------------ common.cc --------------------------------------------------
@@ -291,6 +292,10 @@ struct Part7Row {
 // once per model, kp and kv, and again at an h whose refsafe changes the model, converged to 1 %
 // (smoke: the quadruped at kp 1e5, kv 0, h 5 ms, from 1 s).
 std::vector<Part7Row> ContactStudy(const Options& opt);
+
+// The --profile_contact mode: a case of part 7 at rest, then STEPS steps flag on or off under
+// callgrind's instrumentation; returns the exit status.
+int ProfileContact(const Options& opt);
 
 // One row of part 7's dynamic case: the quadruped dropped 0.1 m (support/contact.h, DropMetrics).
 struct Part7DropRow {
