@@ -19,7 +19,8 @@
 #   4. runs the side-by-side table against upstream's official 3.14 build (peer/): conformance,
 #      largest stable gains, accuracy, what a step reports, scope, cost, contact; writes
 #      <build>/peer-results.md.
-# About 5 to 10 minutes on 2 cores from scratch, most of it building libmujoco.
+# About 5 to 10 minutes on 2 cores from scratch for the build, plus part 7's references (about
+# 11 minutes) and the peer table's contact section (about 6 minutes).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
