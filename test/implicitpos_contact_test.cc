@@ -143,11 +143,46 @@ TEST_F(ImplicitPosContact, ServoHumanoidStandsAsTheReference) {
   }
 }
 
+// A light slide finger (0.1 kg, no gravity) pressed 1 cm into a fixed wall by one term of K:
+// a servo (kp, kv 0) or, with spring, a joint spring of stiffness kp (no actuator).
+std::string FingerOnWallXml(double kp, bool spring, double h) {
+  std::string k = std::to_string(kp);
+  return "<mujoco><option timestep=\"" + std::to_string(h) +
+         "\" integrator=\"implicit\" gravity=\"0 0 0\"/><worldbody>"
+         "<geom type=\"box\" size=\".01 .05 .05\" pos=\".05 0 0\"/>"
+         "<body name=\"finger\"><joint name=\"slide\" type=\"slide\" axis=\"1 0 0\"" +
+         (spring ? " stiffness=\"" + k + "\" springref=\".01\"" : std::string()) +
+         "/><geom type=\"box\" size=\".03 .01 .01\" pos=\".01 0 0\" mass=\".1\"/>"
+         "</body></worldbody>" +
+         (spring ? std::string()
+                 : "<actuator><general joint=\"slide\" gainprm=\"" + k +
+                       "\" biastype=\"affine\" biasprm=\"" + std::to_string(0.01 * kp) + " -" +
+                       k + " 0\"/></actuator>") +
+         "</mujoco>";
+}
+
+// Catches: a K of one term (one servo, or one joint spring and no actuator) taken for an empty
+// one, which leaves the constraints in M: the finger on the wall at kp 1e5 (h^2 kp / m = 25)
+// presses as its reference does, force and penetration within 2 %, ripple at most 0.5 %.
+TEST_F(ImplicitPosContact, OneTermOfKInContact) {
+  for (bool spring : {false, true}) {
+    double h_ref = 0;
+    ContactMetrics ref = Reference(FingerOnWallXml(1e5, spring, 0.005), nullptr, &h_ref);
+    ASSERT_GT(h_ref, 0) << "reference did not converge, spring " << spring;
+    Schemes r = Measure(FingerOnWallXml(1e5, spring, 0.005), nullptr);
+    ASSERT_TRUE(r.flag.stable) << "spring " << spring;
+    EXPECT_LT(RelDiff(r.flag.force, ref.force), 0.02) << "spring " << spring;
+    EXPECT_LT(RelDiff(r.flag.penetration, ref.penetration), 0.02) << "spring " << spring;
+    EXPECT_LE(r.flag.ripple, 0.005) << "spring " << spring;
+  }
+}
+
 // Catches: the constraint solve in the step's metric run without contact or without K (it must
 // leave those steps as they were), and a changed contract of what mj_step leaves. With contact,
 // efc_force and qfrc_constraint are the step's (J'*efc_force = qfrc_constraint), qacc is
-// qacc_smooth + M^-1*qfrc_constraint, and the velocity update is the step's:
-// M*(v+ - v)/h = qfrc_smooth_step + qfrc_constraint. mj_forward keeps its acceleration sensors.
+// qacc_smooth + M^-1*qfrc_constraint, the velocity update is the step's:
+// M*(v+ - v)/h = qfrc_smooth_step + qfrc_constraint, and so are the acceleration sensors.
+// mj_forward keeps its acceleration sensors.
 TEST_F(ImplicitPosContact, StepLeavesItsConstraintForce) {
   ModelPtr m = LoadModelOrFail(LeggedXml(1e5, 0, 0.005, "implicit", 0, 0));
   ASSERT_NE(m, nullptr);
@@ -159,7 +194,15 @@ TEST_F(ImplicitPosContact, StepLeavesItsConstraintForce) {
   std::vector<mjtNum> v0(d->qvel, d->qvel + nv), jtf(nv), acc(nv), dv(nv), mdv(nv), rhs(nv);
   DataPtr before(mj_makeData(m.get()));
   mj_copyData(before.get(), m.get(), d.get());
+  mju_zero(d->sensordata, m->nsensordata);
   mj_step(m.get(), d.get());
+
+  // the acceleration sensors are the step's: the feet's touch sensors from its contacts and
+  // efc_force, as mj_sensorAcc computes them from what the step left
+  std::vector<mjtNum> touch(d->sensordata, d->sensordata + m->nsensordata);
+  EXPECT_GT(mju_sum(touch.data(), m->nsensordata), 0);
+  mj_sensorAcc(m.get(), d.get());
+  EXPECT_LT(RelDiff(touch.data(), d->sensordata, m->nsensordata), 1e-12);
 
   // J'*efc_force at the start of the step (before's Jacobian) is the constraint force it left
   mj_forward(m.get(), before.get());
@@ -187,6 +230,107 @@ TEST_F(ImplicitPosContact, StepLeavesItsConstraintForce) {
   mju_copy(fresh->qvel, before->qvel, nv);
   mj_forward(m.get(), fresh.get());
   EXPECT_GT(mju_sum(fresh->sensordata, m->nsensordata), 0);
+}
+
+// Catches: the step that reuses its factorization (mj_stepSkip from mjd_transitionFD, for the
+// control columns) not solving its constraints in the metric, or with no metric to solve in. On
+// the gripper holding its box (kp 1e4, kv 100, at rest after 1 s), the derivative of the next
+// velocity in each control equals the central difference of whole steps.
+TEST_F(ImplicitPosContact, ReusedFactorizationSolvesInTheMetric) {
+  ModelPtr m = LoadModelOrFail(GripperXml(1e4, 100, 0.005));
+  ASSERT_NE(m, nullptr);
+  SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+  m->opt.tolerance = 1e-12;  // both paths' constraint forces converged
+  const int nv = m->nv, nu = m->nu, n = 2 * nv + m->na;
+  DataPtr d(mj_makeData(m.get()));
+  for (int t = 0; t < 200; ++t) mj_step(m.get(), d.get());
+  mj_forward(m.get(), d.get());
+  ASSERT_GT(d->nefc, 0);
+  std::vector<mjtNum> b(n * nu);
+  mjd_transitionFD(m.get(), d.get(), 1e-6, 1, nullptr, b.data(), nullptr, nullptr);
+  const double eps = 1e-6;
+  for (int u = 0; u < nu; ++u) {
+    std::vector<double> next[2], fd(nv), engine(nv);
+    for (int side = 0; side < 2; ++side) {
+      DataPtr e(mj_copyData(nullptr, m.get(), d.get()));
+      e->ctrl[u] += side ? eps : -eps;
+      mj_step(m.get(), e.get());
+      next[side].assign(e->qvel, e->qvel + nv);
+    }
+    for (int i = 0; i < nv; ++i) {
+      fd[i] = (next[1][i] - next[0][i]) / (2 * eps);
+      engine[i] = b[(nv + i) * nu + u];
+    }
+    EXPECT_LE(RelDiff(engine, fd), 1e-4) << "control " << u;
+  }
+}
+
+// Catches: the step not starting again, or starting twice, after mj_checkAcc resets the state
+// for a bad acceleration that only the constraint solve in the step's metric produces. The
+// quadruped pressed 5 cm into a floor of direct stiffness 1e15 (solref -1e15 0): its smooth
+// acceleration is sound, its contact acceleration beyond mj_checkAcc's limit. mj_step warns once,
+// resets and takes one step from the reset state: the state of mj_resetData and one mj_step, to
+// the solver's tolerance (the restart solves the constraints after mj_checkAcc's mj_forward).
+// Where the reset state is as bad, the step resets once, as stock's does, and goes on.
+TEST_F(ImplicitPosContact, StepAfterResetStartsFromTheResetState) {
+  ModelPtr m = LoadModelOrFail(LeggedXml(1e4, 100, 0.005, "implicit", 0, 0));
+  ASSERT_NE(m, nullptr);
+  SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+  m->opt.tolerance = 1e-12;
+  for (int g = 0; g < m->ngeom; ++g) {
+    m->geom_solref[mjNREF * g] = -1e15;
+    m->geom_solref[mjNREF * g + 1] = 0;
+  }
+  m->qpos0[2] += 0.01;  // the reset state in the air
+  DataPtr d(mj_makeData(m.get())), fresh(mj_makeData(m.get()));
+  d->qpos[2] -= 0.06;
+  {
+    WarningCapture capture;
+    mj_step(m.get(), d.get());
+  }
+  EXPECT_EQ(d->warning[mjWARN_BADQACC].number, 1);
+  mj_step(m.get(), fresh.get());
+  EXPECT_EQ(fresh->warning[mjWARN_BADQACC].number, 0);
+  EXPECT_EQ(d->time, fresh->time);
+  EXPECT_LT(RelDiff(d->qvel, fresh->qvel, m->nv), 1e-6);
+  EXPECT_LT(RelDiff(d->qpos, fresh->qpos, m->nq), 1e-9);
+
+  // a reset state as bad: one reset per step, as stock's mj_step, then the step goes on
+  m->qpos0[2] -= 0.06;
+  DataPtr deep(mj_makeData(m.get()));
+  {
+    WarningCapture capture;
+    mj_step(m.get(), deep.get());
+  }
+  EXPECT_EQ(deep->warning[mjWARN_BADQACC].number, 1);
+  EXPECT_EQ(deep->time, m->opt.timestep);
+}
+
+// Catches: mj_step's path with the flag skipping the position- and velocity-stage sensors or
+// the step's timer, and mj_step2's path miscounting it. With contact, after mj_step a
+// joint-position sensor holds the position at the start of the step (as stock's), and the step
+// timer counts each mj_step, and each mj_step1 + mj_step2, once.
+TEST_F(ImplicitPosContact, StepKeepsSensorsAndTimer) {
+  std::string xml = LeggedXml(1e5, 0, 0.005, "implicit", 0, 0);
+  xml.replace(xml.find("<sensor>"), 8, "<sensor>\n    <jointpos joint=\"fl_hip\"/>");
+  ModelPtr m = LoadModelOrFail(xml);
+  ASSERT_NE(m, nullptr);
+  SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+  DataPtr d(mj_makeData(m.get()));
+  const int hip = m->jnt_qposadr[mj_name2id(m.get(), mjOBJ_JOINT, "fl_hip")];
+  for (int t = 0; t < 40; ++t) {
+    mjtNum start = d->qpos[hip];
+    mju_zero(d->sensordata, m->nsensordata);
+    mj_step(m.get(), d.get());
+    ASSERT_EQ(d->sensordata[0], start) << "step " << t;
+  }
+  EXPECT_GT(d->nefc, 0);
+  EXPECT_EQ(d->timer[mjTIMER_STEP].number, 40);
+  for (int t = 0; t < 10; ++t) {
+    mj_step1(m.get(), d.get());
+    mj_step2(m.get(), d.get());
+  }
+  EXPECT_EQ(d->timer[mjTIMER_STEP].number, 50);
 }
 
 // Catches: mj_step2 taking another path than mj_step (the constraints solved in M, or the
