@@ -177,6 +177,28 @@ TEST_F(ImplicitPosContact, OneTermOfKInContact) {
   }
 }
 
+// Catches: a metric that is not positive definite taken for one, or its fallback not solving the
+// constraints. The finger on the wall with a servo of negative damping (velocity bias +1e3 N s/m:
+// M - h qDeriv + h^2 K is -4.9 on its one dof, h 5 ms): the step solves the constraints in M as
+// mj_forward does, to the bit, and leaves no warning.
+TEST_F(ImplicitPosContact, MetricNotPositiveDefiniteSolvesInM) {
+  std::string xml = FingerOnWallXml(1e3, false, 0.005);
+  xml.replace(xml.find(" 0\"/></actuator>"), 16, " 1000\"/></actuator>");
+  ModelPtr m = LoadModelOrFail(xml);
+  ASSERT_NE(m, nullptr);
+  ASSERT_EQ(m->actuator_biasprm[2], 1000);
+  SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+  DataPtr d(mj_makeData(m.get()));
+  d->qpos[0] = 0.001;  // 1 mm into the wall
+  DataPtr before(mj_copyData(nullptr, m.get(), d.get()));
+  mj_forward(m.get(), before.get());
+  ASSERT_GT(before->nefc, 0);
+  mj_step(m.get(), d.get());
+  ASSERT_EQ(d->nefc, before->nefc);
+  for (int i = 0; i < d->nefc; ++i) EXPECT_EQ(d->efc_force[i], before->efc_force[i]) << i;
+  EXPECT_EQ(d->warning[mjWARN_INERTIA].number, 0);
+}
+
 // Catches: the constraint solve in the step's metric run without contact or without K (it must
 // leave those steps as they were), and a changed contract of what mj_step leaves. With contact,
 // efc_force and qfrc_constraint are the step's (J'*efc_force = qfrc_constraint), qacc is
@@ -195,7 +217,9 @@ TEST_F(ImplicitPosContact, StepLeavesItsConstraintForce) {
   DataPtr before(mj_makeData(m.get()));
   mj_copyData(before.get(), m.get(), d.get());
   mju_zero(d->sensordata, m->nsensordata);
+  for (int i = 0; i < m->nstack; ++i) d->stack[i] = NAN;  // the step reads nothing it did not write
   mj_step(m.get(), d.get());
+  EXPECT_EQ(d->warning[mjWARN_INERTIA].number, 0);  // the metric's factorization warns nothing
 
   // the acceleration sensors are the step's: the feet's touch sensors from its contacts and
   // efc_force, as mj_sensorAcc computes them from what the step left
