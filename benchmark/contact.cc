@@ -29,10 +29,6 @@
 namespace mjpos::bench {
 namespace {
 
-constexpr double kWindow = 0.5;  // the metrics' window, the last 0.5 s
-constexpr double kTol = 0.01;    // the reference's convergence
-constexpr double kHmin = 2.5e-7;
-constexpr double kMaxSeconds = 32;  // the longest the reference may take to come to rest
 
 // a case's model at kp, kv, h with flags enabled
 ModelPtr Load(const ContactCase& c, double kp, double kv, double h, int flags) {
@@ -70,14 +66,15 @@ std::vector<Part7Row> ContactStudy(const Options& opt) {
           if (!have_ref || ApplyRefsafe(m.get(), h)) {
             have_ref = true;
             seconds = opt.smoke ? 1 : c.seconds;
-            ref = ContactReference(m.get(), &seconds, opt.smoke ? 4 : kMaxSeconds, kWindow,
-                                   Body(m.get(), c), kTol, kHmin, &h_ref);
+            ref = ContactReference(m.get(), &seconds, opt.smoke ? 4 : kContactMaxSeconds,
+                                   kContactWindow, Body(m.get(), c), kContactTol, kContactHmin,
+                                   &h_ref);
           }
           Part7Row row{c.name, kp, kv, h, h_ref, seconds, ref, {}, {}, {}};
           ContactMetrics* out[] = {&row.stock, &row.flag, &row.weighted};
           for (int s = 0; s < 3; ++s) {
             ModelPtr run = Load(c, kp, kv, h, kSchemes[s]);
-            *out[s] = MeasureContact(run.get(), seconds, kWindow, Body(run.get(), c));
+            *out[s] = MeasureContact(run.get(), seconds, kContactWindow, Body(run.get(), c));
           }
           rows.push_back(row);
         }
@@ -97,7 +94,8 @@ std::vector<Part7DropRow> DropStudy(const Options& opt) {
       ModelPtr m = Load(c, kp, kv, 0.002, 0);
       if (!m) continue;
       double h_ref = 0;
-      DropMetrics ref = DropReference(m.get(), c.seconds, Body(m.get(), c), kTol, kHmin, &h_ref);
+      DropMetrics ref =
+          DropReference(m.get(), c.seconds, Body(m.get(), c), kContactTol, kContactHmin, &h_ref);
       for (double h : {0.002, 0.005, 0.01}) {
         if (opt.smoke && h != 0.005) continue;
         Part7DropRow row{kp, kv, h, h_ref, ref, {}, {}, {}};
@@ -117,8 +115,7 @@ int ProfileContact(const Options& opt) {
   const std::string& p = opt.profile_contact;
   size_t a = p.find(':'), b = p.rfind(':');
   for (const ContactCase& c : StandingCases()) {
-    std::string name = std::string(c.name).substr(0, std::string(c.name).find(" ("));
-    for (char& ch : name) ch = ch == ' ' ? '_' : ch;
+    std::string name = Underscored(std::string(c.name).substr(0, std::string(c.name).find(" (")));
     if (a == b || name != p.substr(0, a)) continue;
     ModelPtr m = Load(c, 1e3, 10, 0.002, 0);
     DataPtr d(mj_makeData(m.get()));

@@ -542,7 +542,6 @@ void ScopeTable(std::ostream& out) {
 // `discrete` against the converged reference (2.2.2 stock), and 3.14's stock `implicit` at the
 // reference's timestep, which is `discrete`'s own reference where 3.14's model semantics differ.
 constexpr double kContactH = 0.005;
-constexpr double kWindow = 0.5;
 constexpr int kMaxPeerSteps = 500000;  // the longest 3.14 reference run (WebAssembly)
 
 // the trace name of a body's position along axis a
@@ -569,8 +568,8 @@ Json CaseJob(const ContactCase& c, double seconds, double kp, double kv, double 
 // the standing metrics of a result (ContactMetricsOf over the samples of the window)
 ContactMetrics StandingOf(double seconds, int body, double h, const Json& r) {
   if (r.contains("error") || !r["stable"].get<bool>()) return {};
-  const int stride = std::max(1, static_cast<int>(std::lround(1e-3 / h)));
-  const int n = std::lround(seconds / h), first = n - std::lround(kWindow / h);
+  const int stride = ContactStride(h);
+  const int n = std::lround(seconds / h), first = n - std::lround(kContactWindow / h);
   std::vector<double> force, penetration, start(3, 0), end(3, 0);
   const Json& t = r["trace"];
   for (size_t i = 0; i < t["normalforce"].size(); ++i) {
@@ -590,7 +589,7 @@ ContactMetrics StandingOf(double seconds, int body, double h, const Json& r) {
     }
     moved = mju_norm3(delta);
   }
-  return ContactMetricsOf(force, penetration, moved, kWindow);
+  return ContactMetricsOf(force, penetration, moved, kContactWindow);
 }
 
 // the drop metrics of a result
@@ -632,17 +631,17 @@ void ContactTable(std::ostream& out) {
       ModelPtr m(LoadContactCase(c, MJPOS_MODEL_DIR, kp, 0, kContactH));
       const int body = c.body ? mj_name2id(m.get(), mjOBJ_BODY, c.body) : -1;
       double h_ref = 0, seconds = c.seconds;
-      ContactMetrics ref = ContactReference(m.get(), &seconds, 32, kWindow, body, 0.01, 2.5e-7,
+      ContactMetrics ref = ContactReference(m.get(), &seconds, kContactMaxSeconds,
+                                            kContactWindow, body, kContactTol, kContactHmin,
                                             &h_ref);
       SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
-      ContactMetrics flag = MeasureContact(m.get(), seconds, kWindow, body);
-      const int stride = std::max(1, static_cast<int>(std::lround(1e-3 / kContactH)));
-      Json jobs = Json::array({CaseJob(c, seconds, kp, 0, kContactH, "discrete", stride, samples)});
+      ContactMetrics flag = MeasureContact(m.get(), seconds, kContactWindow, body);
+      Json jobs = Json::array(
+          {CaseJob(c, seconds, kp, 0, kContactH, "discrete", ContactStride(kContactH), samples)});
       const bool peer_ref = h_ref && seconds / h_ref <= kMaxPeerSteps;
       if (peer_ref) {
         jobs.push_back(CaseJob(c, seconds, kp, 0, h_ref, "implicit",
-                               std::max(1, static_cast<int>(std::lround(1e-3 / h_ref))),
-                               samples));
+                               ContactStride(h_ref), samples));
       }
       Json results = Run(jobs);
       ContactMetrics discrete = StandingOf(seconds, body, kContactH, results[0]);
@@ -671,7 +670,8 @@ void ContactTable(std::ostream& out) {
     ModelPtr m(LoadContactCase(drop, MJPOS_MODEL_DIR, kp, kp / 100, kContactH));
     const int torso = mj_name2id(m.get(), mjOBJ_BODY, drop.body);
     double h_ref = 0;
-    DropMetrics ref = DropReference(m.get(), drop.seconds, torso, 0.01, 2.5e-7, &h_ref);
+    DropMetrics ref =
+        DropReference(m.get(), drop.seconds, torso, kContactTol, kContactHmin, &h_ref);
     SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
     DropMetrics flag = MeasureDrop(m.get(), drop.seconds, torso);
     Json jobs = Json::array(

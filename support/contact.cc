@@ -26,6 +26,8 @@
 
 namespace mjpos {
 
+int ContactStride(double h) { return std::max(1, static_cast<int>(std::lround(1e-3 / h))); }
+
 void ContactSample(const mjModel* m, mjData* d, double* force, double* penetration) {
   *force = 0;
   *penetration = 0;
@@ -64,7 +66,7 @@ ContactMetrics MeasureContact(const mjModel* m, double seconds, double window, i
   const double h = m->opt.timestep;
   const int n = static_cast<int>(std::lround(seconds / h));
   const int first = n - static_cast<int>(std::lround(window / h));
-  const int stride = std::max(1, static_cast<int>(std::lround(1e-3 / h)));
+  const int stride = ContactStride(h);
   std::vector<double> force, penetration;
   double start[3] = {0, 0, 0};
   for (int k = 1; k <= n; ++k) {

@@ -27,6 +27,17 @@
 
 namespace mjpos {
 
+// The study's settings, shared by the main job's part 7 and the peer table: the metrics' window
+// (the last 0.5 s), the references' convergence (1 %), their smallest timestep and the longest
+// run they may take to come to rest.
+constexpr double kContactWindow = 0.5;
+constexpr double kContactTol = 0.01;
+constexpr double kContactHmin = 2.5e-7;
+constexpr double kContactMaxSeconds = 32;
+
+// The steps between two samples of MeasureContact at timestep h: one millisecond, at least one.
+int ContactStride(double h);
+
 // Over the last `window` seconds of `seconds` from the model's initial state, sampled after every
 // step k of the window with k·h a whole number of milliseconds: the mean summed normal force of the
 // contacts (mj_contactForce), the mean penetration (mean -dist over the contacts), the ripple
