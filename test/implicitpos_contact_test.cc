@@ -24,6 +24,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <mujoco/mjxmacro.h>
 #include <mujoco/mujoco.h>
 #include "test/fixture.h"
 #include "support/contact.h"
@@ -110,6 +111,53 @@ TEST_F(ImplicitPosContact, GripperMatchesReference) {
       EXPECT_LE(c->ripple, 0.005) << mode << " kp " << kp;
       EXPECT_LT(RelDiff(c->slip, ref.slip), 0.1) << mode << " kp " << kp;
     }
+  }
+}
+
+// Catches: a constraint force that is not the one of the step's own acceleration (the
+// constraints solved in M, or in another metric than the step's). On the gripper closing on its
+// box (a symmetric step matrix: slides and a free box, kv 0), the step's acceleration
+// (v+ - v)/h obeys MuJoCo's soft-constraint law on every row in the quadratic state:
+// efc_force = efc_D * (efc_aref - efc_J * (v+ - v)/h). Solved in M, it is off by 106 N.
+TEST_F(ImplicitPosContact, StepAccelerationObeysTheConstraintLaw) {
+  ModelPtr m = LoadModelOrFail(GripperXml(1e5, 0, 0.005));
+  ASSERT_NE(m, nullptr);
+  SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+  DataPtr d(mj_makeData(m.get()));
+  const int nv = m->nv;
+  for (int t = 0; t < 6; ++t) {
+    std::vector<mjtNum> v0(d->qvel, d->qvel + nv), acc(nv);
+    mj_step(m.get(), d.get());
+    for (int i = 0; i < nv; ++i) acc[i] = (d->qvel[i] - v0[i]) / m->opt.timestep;
+    int quadratic = 0;
+    double err = 0, scale = 0;
+    for (int r = 0; r < d->nefc; ++r) {
+      if (d->efc_state[r] != mjCNSTRSTATE_QUADRATIC) continue;
+      quadratic++;
+      double law = d->efc_D[r] * (d->efc_aref[r] - mju_dot(d->efc_J + r * nv, acc.data(), nv));
+      err = std::max(err, std::abs(d->efc_force[r] - law));
+      scale = std::max(scale, std::abs(d->efc_force[r]));
+    }
+    if (!quadratic) continue;
+    EXPECT_LT(err, 1e-6 * scale) << "step " << t << ", " << quadratic << " rows";
+  }
+}
+
+// Catches: a dual solver (PGS) solving with M's constraint projection (efc_AR, left from the
+// position stage) or without the metric's unconstrained acceleration (efc_b = J*a0 - aref, which
+// the primal solvers do not read). The gripper at kp 1e5 under PGS and CG squeezes as the
+// reference does, as under Newton (GripperMatchesReference).
+TEST_F(ImplicitPosContact, EverySolverSolvesInTheMetric) {
+  double h_ref = 0;
+  ContactMetrics ref = Reference(GripperXml(1e5, 0, 0.005), "object", &h_ref);
+  ASSERT_GT(h_ref, 0);
+  for (const char* solver : {"PGS", "CG"}) {
+    std::string xml = GripperXml(1e5, 0, 0.005);
+    xml.replace(xml.find("integrator="), 0, std::string("solver=\"") + solver + "\" ");
+    Schemes r = Measure(xml, "object");
+    ASSERT_TRUE(r.flag.stable) << solver;
+    EXPECT_LT(RelDiff(r.flag.force, ref.force), 0.02) << solver;
+    EXPECT_LT(RelDiff(r.flag.penetration, ref.penetration), 0.02) << solver;
   }
 }
 
@@ -355,6 +403,54 @@ TEST_F(ImplicitPosContact, StepKeepsSensorsAndTimer) {
     mj_step2(m.get(), d.get());
   }
   EXPECT_EQ(d->timer[mjTIMER_STEP].number, 50);
+}
+
+// Catches: the step reading what the last constraint solve left, or reading past the end of an
+// array into the next one (qacc_smooth is followed by efc_b in mjData's buffer). With contact,
+// flag on and off (the gripper at kp 1e3, where stock holds it), a step from a copy whose
+// constraint outputs hold NaN equals the step from the original bit for bit and runs the solver
+// once.
+TEST_F(ImplicitPosContact, StepReadsNoOutputOfTheLastSolve) {
+  for (int on = 0; on < 2; ++on) {
+    ModelPtr m = LoadModelOrFail(GripperXml(1e3, 0, 0.005));
+    ASSERT_NE(m, nullptr);
+    SetEnable(m.get(), mjENBL_IMPLICITPOS, on);
+    DataPtr a(mj_makeData(m.get())), b(mj_makeData(m.get()));
+    for (int t = 0; t < 40; ++t) mj_step(m.get(), a.get());
+    ASSERT_GT(a->nefc, 0) << on;
+    mj_copyData(b.get(), m.get(), a.get());
+    for (int i = 0; i < m->njmax; ++i) b->efc_b[i] = b->efc_force[i] = NAN;
+    for (int i = 0; i < m->nv; ++i) b->qfrc_constraint[i] = NAN;
+    const int solves = a->timer[mjTIMER_CONSTRAINT].number;
+    mj_step(m.get(), a.get());
+    mj_step(m.get(), b.get());
+    EXPECT_EQ(b->timer[mjTIMER_CONSTRAINT].number, solves + 1) << on;
+    std::vector<mjtNum> sa(a->qpos, a->qpos + m->nq), sb(b->qpos, b->qpos + m->nq);
+    sa.insert(sa.end(), a->qvel, a->qvel + m->nv);
+    sb.insert(sb.end(), b->qvel, b->qvel + m->nv);
+    sa.insert(sa.end(), a->efc_force, a->efc_force + a->nefc);
+    sb.insert(sb.end(), b->efc_force, b->efc_force + b->nefc);
+    EXPECT_TRUE(BitIdentical(sa, sb)) << on;
+  }
+}
+
+// Catches: the step leaving one of mjData's arrays pointing elsewhere (the metric's solve puts
+// its own qM, qLD, qLDiagInv, qLDiagSqrtInv, qacc_smooth and qfrc_smooth in place and must put
+// mjData's back): after steps with contact every array is where mj_makeData put it.
+TEST_F(ImplicitPosContact, StepLeavesEveryArrayInPlace) {
+  ModelPtr m = LoadModelOrFail(GripperXml(1e5, 0, 0.005));
+  ASSERT_NE(m, nullptr);
+  SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+  DataPtr d(mj_makeData(m.get())), fresh(mj_makeData(m.get()));
+  for (int t = 0; t < 10; ++t) mj_step(m.get(), d.get());
+  ASSERT_GT(d->nefc, 0);
+  auto offset = [](const mjData* data, const void* array) {
+    return static_cast<const char*>(array) - static_cast<const char*>(data->buffer);
+  };
+#define X(type, name, nr, nc) \
+  EXPECT_EQ(offset(d.get(), d->name), offset(fresh.get(), fresh->name)) << #name;
+  MJDATA_POINTERS
+#undef X
 }
 
 // Catches: mj_step2 taking another path than mj_step (the constraints solved in M, or the
