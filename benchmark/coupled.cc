@@ -19,10 +19,8 @@
 // the baseline (stock where it ran stably, else backward Euler). The settings run on every core.
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <mujoco/mujoco.h>
@@ -99,20 +97,11 @@ std::vector<Part5Row> CoupledAccuracy(const Options& opt) {
     }
   }
 
-  // every core takes the next setting
   std::vector<Part5Row> rows(settings.size());
-  std::atomic<size_t> next{0};
-  auto work = [&]() {
-    for (size_t i = next++; i < settings.size(); i = next++) {
-      const Setting& t = settings[i];
-      rows[i] = RunSetting(*t.s, t.fn, t.zeta, t.h);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned k = 0; k < std::max(1u, std::thread::hardware_concurrency()); k++) {
-    pool.emplace_back(work);
-  }
-  for (std::thread& t : pool) t.join();
+  OnEveryCore(settings.size(), [&](size_t i) {
+    const Setting& t = settings[i];
+    rows[i] = RunSetting(*t.s, t.fn, t.zeta, t.h);
+  });
   return rows;
 }
 

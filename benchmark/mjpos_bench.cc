@@ -59,6 +59,10 @@
 //   --posweight_only    run part 5 (the weighted mode on coupled models) alone and print its table
 //   --torque_only       run part 6 (torque limits: the applied force against forcerange) alone
 //   --contact_only      run part 7 (contact against the converged reference) alone
+//   --motion_only       run part 8 (violent motion against the converged reference) alone
+//   --motion_cap=X      part 8 also runs, where the flag diverged, the remedy probe of
+//                       support/motion.h: a step moving a hinge by more than X rad taken again
+//                       in substeps (default 0: off)
 //   --smoke             tiny run to prove the program works (CI): 1 repetition, 20 warm-up
 //                       steps, 0.2 s simulated, coarse bisection, no stack bisection, callgrind
 //                       on arm7 only
@@ -67,7 +71,8 @@
 // The files: mjpos_bench.h (what the files share), common.cc (helpers, models, stack probe, servo
 // subjects), cost.cc (part 1: models, timing, --profile), callgrind.cc (part 1: instruction
 // counts), stiffness.cc (part 2), stack.cc (part 3: chain length limit), accuracy.cc (part 4),
-// report.cc (the markdown), this file (options and the order of the studies).
+// coupled.cc (part 5), torque.cc (part 6), contact.cc (part 7), motion.cc (part 8), report.cc
+// (the markdown), this file (options and the order of the studies).
 
 #include <algorithm>
 #include <chrono>
@@ -106,6 +111,8 @@ bool ParseOurFlag(const char* arg, Options* opt) {
     opt->warmup = std::max(0, std::atoi(v));
   } else if ((v = value("--sim_seconds"))) {
     opt->sim_seconds = std::atof(v);
+  } else if ((v = value("--motion_cap"))) {
+    opt->motion_cap = std::atof(v);
   } else if ((v = value("--zeta"))) {
     opt->zeta = std::atof(v);
   } else if ((v = value("--throughput_reps"))) {
@@ -128,6 +135,8 @@ bool ParseOurFlag(const char* arg, Options* opt) {
     opt->torque_only = true;
   } else if (std::strcmp(arg, "--contact_only") == 0) {
     opt->contact_only = true;
+  } else if (std::strcmp(arg, "--motion_only") == 0) {
+    opt->motion_only = true;
   } else {
     return false;
   }
@@ -158,7 +167,8 @@ void Phase(const char* what, const std::function<void()>& run) {
   std::fflush(stdout);
 }
 
-// --accuracy_only, --posweight_only, --torque_only and --contact_only: part 4, 5, 6 or 7 alone,
+// --accuracy_only, --posweight_only, --torque_only, --contact_only and --motion_only: part 4, 5,
+// 6, 7 or 8 alone,
 // its table on stdout.
 int OnePart(const Options& opt) {
   QuietWarnings();
@@ -167,11 +177,12 @@ int OnePart(const Options& opt) {
   if (opt.posweight_only) WriteCoupledAccuracy(md, CoupledAccuracy(opt));
   if (opt.torque_only) WriteTorqueLimits(md, TorqueLimits(opt));
   if (opt.contact_only) WriteContact(md, ContactStudy(opt), DropStudy(opt));
+  if (opt.motion_only) WriteMotion(md, MotionStudy(opt));
   std::printf("%s", md.str().c_str());
   return 0;
 }
 
-// The suite: parts 1 to 7 in this order, then the tables on stdout and in opt.out.
+// The suite: parts 1 to 8 in this order, then the tables on stdout and in opt.out.
 int Suite(const Options& opt, const std::string& machine, const std::string& version) {
   // opened first: a path that cannot be written fails now, not after the callgrind stage
   std::ofstream raw(opt.raw_log);
@@ -200,6 +211,7 @@ int Suite(const Options& opt, const std::string& machine, const std::string& ver
   std::vector<Part6Row> torque;
   std::vector<Part7Row> contact;
   std::vector<Part7DropRow> drops;
+  std::vector<MotionResult> motion;
   Phase("part 2: throughput at equal stiffness", [&]() { stiffness = EqualStiffness(opt); });
   Phase("part 4: equal accuracy on tracking", [&]() { accuracy = EqualAccuracy(opt); });
   Phase("part 5: the weighted mode on coupled models", [&]() { coupled = CoupledAccuracy(opt); });
@@ -209,6 +221,8 @@ int Suite(const Options& opt, const std::string& machine, const std::string& ver
           contact = ContactStudy(opt);
           drops = DropStudy(opt);
         });
+  Phase("part 8: violent motion against the converged reference",
+        [&]() { motion = MotionStudy(opt); });
 
   std::ostringstream md;
   WriteCost(md, opt, machine, version, cases, callgrind_note);
@@ -218,6 +232,7 @@ int Suite(const Options& opt, const std::string& machine, const std::string& ver
   WriteCoupledAccuracy(md, coupled);
   WriteTorqueLimits(md, torque);
   WriteContact(md, contact, drops);
+  WriteMotion(md, motion);
   std::string text = md.str();
   std::printf("\n%s", text.c_str());
   std::ofstream out(opt.out);
@@ -241,7 +256,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     if (!bench::ParseOurFlag(argv[i], &opt)) rest.push_back(argv[i]);
   }
-  if (opt.accuracy_only || opt.posweight_only || opt.torque_only || opt.contact_only) {
+  if (opt.accuracy_only || opt.posweight_only || opt.torque_only || opt.contact_only ||
+      opt.motion_only) {
     return bench::OnePart(opt);
   }
   if (opt.smoke) bench::ApplySmoke(&opt);

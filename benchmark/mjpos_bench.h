@@ -20,6 +20,7 @@
 #define MJPOS_BENCHMARK_MJPOS_BENCH_H_
 
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -28,6 +29,7 @@
 #include <mujoco/mujoco.h>
 #include "support/contact.h"  // ContactMetrics
 #include "support/models.h"  // Median
+#include "support/motion.h"  // MotionResult
 
 // Callgrind's client requests (from Debian's valgrind package); without them, no instruction counts
 #if __has_include(<valgrind/callgrind.h>)
@@ -65,6 +67,8 @@ struct Options {
   bool posweight_only = false;    // only part 5
   bool torque_only = false;       // only part 6
   bool contact_only = false;      // only part 7
+  bool motion_only = false;       // only part 8
+  double motion_cap = 0;          // part 8's remedy probe (support/motion.h), 0: off
   // models whose instructions are counted: all, none or a list
   std::string callgrind = "humanoid,servo_humanoid,humanoid100,arm7,chain10,chain30,chain100";
   std::string profile;            // MODEL:on|off|weighted:STEPS, see Profile
@@ -102,6 +106,9 @@ double Max(const std::vector<double>& x);
 
 // CPU time of this process (s)
 double CpuSeconds();
+
+// run(i) for i = 0 ... n - 1 on every core, each taking the next i
+void OnEveryCore(size_t n, const std::function<void(size_t)>& run);
 
 // the compiler's default nstack (user_model.cc, 2.2.2) for a compiled model without <size nstack>
 long DefaultNstack(const mjModel* m);
@@ -307,6 +314,14 @@ struct Part7DropRow {
 // and kv (smoke: kp 1e5, kv 1e3, h 5 ms).
 std::vector<Part7DropRow> DropStudy(const Options& opt);
 
+//------------------------------------ motion.cc: part 8, violent motion -------------------------
+
+// Part 8: the servo humanoid (contact on and off), chain12 and arm7 at f_n 10 ... 1000 Hz, zeta 0,
+// 0.3, 0.7, 1, h 2, 5, 10 ms under random targets every 40 ms, a step and tracking across each
+// joint's range, each setting against its reference (support/motion.h), rows grouped by model,
+// command and h (smoke: the humanoid on its floor, random targets, 100 Hz, zeta 0.7, 10 ms).
+std::vector<MotionResult> MotionStudy(const Options& opt);
+
 //------------------------------------ report.cc: the markdown ------------------------------------
 
 // The title, the run's parameters and the table of part 1 (with its notes and the rst medians).
@@ -331,6 +346,10 @@ void WriteTorqueLimits(std::ostream& md, const std::vector<Part6Row>& rows);
 // The table of part 7 and its summary.
 void WriteContact(std::ostream& md, const std::vector<Part7Row>& rows,
                   const std::vector<Part7DropRow>& drops);
+
+// The table of part 8 by model, command and h, and every setting where the flag diverged while
+// the reference is bounded.
+void WriteMotion(std::ostream& md, const std::vector<MotionResult>& rows);
 
 }  // namespace mjpos::bench
 

@@ -1,0 +1,211 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+#include "support/motion.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <mujoco/mujoco.h>
+#include "support/accuracy.h"
+#include "support/models.h"
+
+namespace mjpos {
+namespace {
+
+// the bad-state warnings MuJoCo's reset path raises
+int BadStateWarnings(const mjData* d) {
+  return d->warning[mjWARN_BADQPOS].number + d->warning[mjWARN_BADQVEL].number +
+         d->warning[mjWARN_BADQACC].number;
+}
+
+// a servo's span: its joint's range, else kMotionSpan either side of its set point
+struct Span {
+  int actuator;
+  double gear, lo, hi;
+};
+
+std::vector<Span> Spans(const mjModel* m, const std::vector<TunedServo>& servos) {
+  std::vector<Span> spans;
+  for (const TunedServo& sv : servos) {
+    if (sv.dof < 0) continue;
+    int jnt = m->dof_jntid[sv.dof];
+    double gear = m->actuator_gear[6 * sv.actuator];
+    double q0 = sv.target / gear;
+    Span s{sv.actuator, gear, q0 - kMotionSpan, q0 + kMotionSpan};
+    if (m->jnt_limited[jnt]) {
+      s.lo = m->jnt_range[2 * jnt];
+      s.hi = m->jnt_range[2 * jnt + 1];
+    }
+    spans.push_back(s);
+  }
+  return spans;
+}
+
+}  // namespace
+
+const char* CommandName(Command c) {
+  switch (c) {
+    case Command::kRandom: return "random";
+    case Command::kStep: return "step";
+    case Command::kTrack: return "track";
+  }
+  return "";
+}
+
+mjModel* LoadMotionSubject(const MotionSetting& s, const std::string& model_dir,
+                           std::string* error) {
+  mjModel* m = nullptr;
+  if (s.subject == "humanoid") {
+    m = LoadWithServos(model_dir + "/humanoid/humanoid.xml", 1, 0, error);
+  } else if (s.subject == "arm7") {
+    m = LoadXmlString(ChainXml(7, 1, 0, s.h));
+  } else if (s.subject.rfind("chain", 0) == 0) {
+    m = LoadXmlString(ChainSpecXml(NamedChainSpec(s.subject), s.h));
+  }
+  if (!m) {
+    if (error && error->empty()) *error = "no subject " + s.subject;
+    return nullptr;
+  }
+  m->opt.integrator = mjINT_IMPLICIT;
+  if (!s.contact) m->opt.disableflags |= mjDSBL_CONTACT;
+  TuneServos(m, {s.fn}, s.zeta);
+  return m;
+}
+
+double MotionReferenceStep(double h, double fn) {
+  double h_ref = h / 10;
+  while (h_ref * 2 * M_PI * fn > kMotionRefResolution) h_ref /= 2;
+  return h_ref;
+}
+
+MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h, double cap) {
+  MotionRun run;
+  m->opt.timestep = h;
+  SetScheme(m, scheme);
+  mjData* d = mj_makeData(m);
+  mjData* start = cap > 0 ? mj_makeData(m) : nullptr;
+  mj_forward(m, d);
+  std::vector<TunedServo> servos;
+  for (int i = 0; i < m->nu; ++i) {
+    int jnt = m->actuator_trnid[2 * i];
+    if (m->actuator_biastype[i] != mjBIAS_AFFINE || m->actuator_trntype[i] != mjTRN_JOINT) {
+      continue;
+    }
+    servos.push_back({i, m->jnt_dofadr[jnt], 0, d->actuator_length[i]});
+  }
+  std::vector<Span> spans = Spans(m, servos);
+  std::vector<int> hinges;
+  for (int j = 0; j < m->njnt; ++j) {
+    if (m->jnt_type[j] == mjJNT_HINGE) hinges.push_back(j);
+  }
+
+  // the targets of every period, the same for every timestep
+  int periods = static_cast<int>(std::ceil(kMotionSeconds / s.period)) + 1;
+  std::mt19937 rng(s.seed);
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::vector<double> table(periods * spans.size());
+  for (double& x : table) x = unit(rng);
+
+  int steps = static_cast<int>(std::lround(kMotionSeconds / h));
+  int warnings = BadStateWarnings(d);
+  int sampled = 0;
+  for (int k = 0; k < steps; ++k) {
+    double t = k * h;
+    int row = s.command == Command::kRandom ? static_cast<int>(std::floor(t / s.period + 1e-9)) : 0;
+    for (size_t i = 0; i < spans.size(); ++i) {
+      const Span& sp = spans[i];
+      double q;
+      if (s.command == Command::kTrack) {
+        q = 0.5 * (sp.lo + sp.hi) + 0.5 * (sp.hi - sp.lo) * std::sin(2 * M_PI * t / s.period + i);
+      } else {
+        q = sp.lo + (sp.hi - sp.lo) * table[row * spans.size() + i];
+      }
+      d->ctrl[sp.actuator] = sp.gear * q;
+    }
+    if (cap > 0) {
+      mj_copyData(start, m, d);
+      mj_step(m, d);
+      double move = 0;
+      for (int j : hinges) move = std::max(move, h * std::abs(d->qvel[m->jnt_dofadr[j]]));
+      if (!(move <= cap)) {
+        int n = std::isfinite(move) ? std::min(64, static_cast<int>(std::ceil(move / cap))) : 64;
+        mj_copyData(d, m, start);
+        m->opt.timestep = h / n;
+        for (int i = 0; i < n; ++i) mj_step(m, d);
+        m->opt.timestep = h;
+      }
+    } else {
+      mj_step(m, d);
+    }
+    bool bad = BadStateWarnings(d) != warnings;
+    for (int i = 0; i < m->nv && !bad; ++i) {
+      bad = !std::isfinite(d->qvel[i]) || std::abs(d->qvel[i]) > kMotionVmax;
+    }
+    if (bad) {
+      run.t_div = (k + 1) * h;
+      mj_deleteData(d);
+      if (start) mj_deleteData(start);
+      return run;
+    }
+    for (int j : hinges) {
+      run.peak_speed = std::max(run.peak_speed, std::abs(d->qvel[m->jnt_dofadr[j]]));
+    }
+    if (d->time >= (sampled + 1) * kMotionSample - 0.5 * h) {
+      sampled++;
+      for (int j : hinges) run.samples.push_back(d->qpos[m->jnt_qposadr[j]]);
+    }
+  }
+  run.bounded = true;
+  mj_deleteData(d);
+  if (start) mj_deleteData(start);
+  return run;
+}
+
+double MotionError(const MotionRun& run, const MotionRun& reference) {
+  if (!run.bounded || !reference.bounded) return std::numeric_limits<double>::infinity();
+  size_t n = std::min(run.samples.size(), reference.samples.size());
+  if (n == 0) return std::numeric_limits<double>::infinity();
+  double sum = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double e = run.samples[i] - reference.samples[i];
+    sum += e * e;
+  }
+  return std::sqrt(sum / n);
+}
+
+MotionResult MeasureMotion(const MotionSetting& s, const std::string& model_dir, double cap) {
+  MotionResult r;
+  r.setting = s;
+  mjModel* m = LoadMotionSubject(s, model_dir);
+  if (!m) return r;
+  r.loaded = true;
+  r.h_ref = MotionReferenceStep(s.h, s.fn);
+  r.reference = RunMotion(m, s, Scheme::kStock, r.h_ref);
+  r.reference_bounded = r.reference.bounded && RunMotion(m, s, Scheme::kStock, r.h_ref / 2).bounded;
+  r.stock = RunMotion(m, s, Scheme::kStock, s.h);
+  r.flag = RunMotion(m, s, Scheme::kBackwardEuler, s.h);
+  r.weighted = RunMotion(m, s, Scheme::kWeighted, s.h);
+  if (cap > 0 && r.reference_bounded && !r.flag.bounded) {
+    r.capped = RunMotion(m, s, Scheme::kBackwardEuler, s.h, cap);
+  }
+  mj_deleteModel(m);
+  return r;
+}
+
+}  // namespace mjpos

@@ -1,0 +1,99 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// The violent-motion suite: robots whose servos are tuned the way users tune them (each from its
+// reflected inertia, one natural frequency, TuneServos) under the commands an RL policy sends,
+// across each joint's whole range: a new random target every few tens of ms, a step, tracking.
+// Each run is judged against the converged reference (stock at h/N): is it bounded where the
+// reference is, and how far is its qpos from the reference's. The tests and the main job share it.
+
+#ifndef MJPOS_SUPPORT_MOTION_H_
+#define MJPOS_SUPPORT_MOTION_H_
+
+#include <string>
+#include <vector>
+
+#include <mujoco/mujoco.h>
+#include "support/one_dof.h"  // Scheme
+
+namespace mjpos {
+
+// The suite's settings: the run's length, a hinge's target span where its joint has no range,
+// the joint speed beyond which a run counts as diverged, the qpos sampling interval (a multiple
+// of every timestep run) and the reference's resolution of the servos (h_ref * 2 pi f_n).
+constexpr double kMotionSeconds = 2;
+constexpr double kMotionSpan = 1.5;
+constexpr double kMotionVmax = 1e4;
+constexpr double kMotionSample = 0.01;
+constexpr double kMotionRefResolution = 0.2;
+
+// The reference's timestep for h and f_n: h / (10 * 2^k), the first with h_ref * 2 pi f_n at
+// most kMotionRefResolution.
+double MotionReferenceStep(double h, double fn);
+
+// The commands: a new uniformly random target inside each servo's span every `period` s; one
+// step at t = 0 to a random point of the span, held; each target tracking the span's sinusoid
+// of period `period`, phase i for servo i.
+enum class Command { kRandom, kStep, kTrack };
+const char* CommandName(Command c);
+
+// One setting: a subject ("humanoid": MuJoCo's, its motors made servos of gear 1, on its floor or
+// with contact off; "chainN"; "arm7"), its servos' f_n (Hz) and zeta, the timestep, the command.
+struct MotionSetting {
+  std::string subject;
+  bool contact = true;
+  double fn = 100, zeta = 0, h = 0.005;
+  Command command = Command::kRandom;
+  double period = 0.04;
+  unsigned seed = 0;
+};
+
+// One run: bounded (finite, no bad-state warning, every |qvel| <= kMotionVmax to the end), else
+// the time it diverged; the largest hinge speed; the hinge positions every kMotionSample s.
+struct MotionRun {
+  bool bounded = false;
+  double t_div = 0;
+  double peak_speed = 0;
+  std::vector<double> samples;
+};
+
+// The subject's model with its servos tuned to s.fn and s.zeta; nullptr (and error) if it does
+// not load. model_dir: the pristine source's model/.
+mjModel* LoadMotionSubject(const MotionSetting& s, const std::string& model_dir,
+                           std::string* error = nullptr);
+
+// Runs scheme `scheme` of m (from LoadMotionSubject for s) at timestep h under s's command for
+// kMotionSeconds from qpos0 (m's timestep and flags are set; MuJoCo's warnings are the caller's).
+// cap > 0: a remedy probe outside the engine: a step that moves a hinge by more than cap rad
+// (h * |v+|) is taken again from its start as ceil(motion / cap) steps of h / n (n at most 64).
+MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h, double cap = 0);
+
+// The RMS over samples and hinges of run against the reference (infinity if either diverged).
+double MotionError(const MotionRun& run, const MotionRun& reference);
+
+// One setting measured: the reference (stock at MotionReferenceStep) and whether it is bounded
+// there and at half that step; stock, the flag and the weighted mode at h; with cap > 0, where
+// the flag diverged and the reference is bounded, the flag with RunMotion's probe at cap.
+struct MotionResult {
+  MotionSetting setting;
+  bool loaded = false;
+  bool reference_bounded = false;
+  double h_ref = 0;
+  MotionRun reference, stock, flag, weighted, capped;
+};
+MotionResult MeasureMotion(const MotionSetting& s, const std::string& model_dir, double cap = 0);
+
+}  // namespace mjpos
+
+#endif  // MJPOS_SUPPORT_MOTION_H_
