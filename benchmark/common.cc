@@ -18,14 +18,12 @@
 #include <time.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -99,18 +97,6 @@ double CpuSeconds() {
   timespec t;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-
-void OnEveryCore(size_t n, const std::function<void(size_t)>& run) {
-  std::atomic<size_t> next{0};
-  auto work = [&]() {
-    for (size_t i = next++; i < n; i = next++) run(i);
-  };
-  std::vector<std::thread> pool;
-  for (unsigned k = 0; k < std::max(1u, std::thread::hardware_concurrency()); k++) {
-    pool.emplace_back(work);
-  }
-  for (std::thread& t : pool) t.join();
 }
 
 //------------------------------------ stepping ---------------------------------------------------

@@ -20,7 +20,6 @@
 #define MJPOS_BENCHMARK_MJPOS_BENCH_H_
 
 #include <cmath>
-#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -106,9 +105,6 @@ double Max(const std::vector<double>& x);
 
 // CPU time of this process (s)
 double CpuSeconds();
-
-// run(i) for i = 0 ... n - 1 on every core, each taking the next i
-void OnEveryCore(size_t n, const std::function<void(size_t)>& run);
 
 // the compiler's default nstack (user_model.cc, 2.2.2) for a compiled model without <size nstack>
 long DefaultNstack(const mjModel* m);

@@ -33,6 +33,9 @@
 //   qpos, qvel, act, ctrl
 //              state and controls set before stepping (after `key`)
 //   steps      number of mj_step calls (default 1); stepping stops at the first instability
+//   ctrls      {"every": k, "rows": [[...], ...]}: controls set before step i (from 0) to row
+//              floor(i / k), while there is one (support/motion.h's commands)
+//   vmax       a |qvel| above it after a step is an instability too
 //   trace      mjData array names recorded after every step, and "mindist" (the smallest
 //              contact distance, 0 without contacts), "normalforce" (the contacts' summed normal
 //              force, mj_contactForce) and "depth" (their mean penetration, 0 without contacts):
@@ -178,13 +181,18 @@ function runJob(job) {
     let taken = 0;
     let stable = true;
     const t0 = performance.now();
+    const ctrls = job.ctrls;
+    const fast = () => job.vmax !== undefined && d.qvel.some((v) => Math.abs(v) > job.vmax);
     while (taken < steps) {
+      if (ctrls && Math.floor(taken / ctrls.every) < ctrls.rows.length) {
+        setArray(d.ctrl, ctrls.rows[Math.floor(taken / ctrls.every)], 'ctrls');
+      }
       mj.mj_step(m, d);
       ++taken;
       if (taken % every === 0) {
         for (const name of job.trace || []) trace[name].push(readField(m, d, name));
       }
-      if (changed()) {
+      if (changed() || fast()) {
         stable = false;
         break;
       }

@@ -135,6 +135,38 @@ Json ServoEdits(const mjModel* m) {
               {"actuator_forcerange", forcerange}};
 }
 
+Json MotionJob(const MotionSetting& s, const std::string& model_dir,
+               const std::string& integrator, double h, int steps) {
+  std::string xml;
+  mjModel* m = LoadMotionSubject(s, model_dir, nullptr, &xml);
+  if (!m) throw std::runtime_error("no motion subject " + s.subject);
+  mjData* d = mj_makeData(m);
+  Json job = StateJob(xml, integrator, m, d);
+  job["model"] = ServoEdits(m);
+  if (!s.contact) job["disable"] = Json::array({"contact"});
+  job["timestep"] = h;
+  std::vector<double> ctrl = MotionControls(m, s, h);
+  const int nu = m->nu, all = static_cast<int>(ctrl.size()) / std::max(nu, 1);
+  auto row = [&](int k) {
+    return std::vector<double>(ctrl.begin() + k * nu, ctrl.begin() + (k + 1) * nu);
+  };
+
+  // rows repeated every k steps: k the first step whose row differs from the first
+  int every = 1;
+  while (every < all && row(every) == row(0)) ++every;
+  for (int k = 0; k < all && every > 1; ++k) {
+    if (row(k) != row(k - k % every)) every = 1;
+  }
+  Json rows = Json::array();
+  for (int k = 0; k < all; k += every) rows.push_back(row(k));
+  job["ctrls"] = {{"every", every}, {"rows", rows}};
+  job["steps"] = steps < 0 ? all : steps;
+  job["vmax"] = kMotionVmax;
+  mj_deleteData(d);
+  mj_deleteModel(m);
+  return job;
+}
+
 std::vector<double> Numbers(const Json& array) {
   std::vector<double> x;
   if (array.is_number()) {

@@ -25,6 +25,7 @@
 
 #include <mujoco/mujoco.h>
 #include <nlohmann/json.hpp>
+#include "support/motion.h"
 
 namespace mjpos::peer {
 
@@ -45,6 +46,14 @@ Json StateJob(const std::string& xml, const std::string& integrator, const mjMod
 // The mjModel fields that MakeServos and LoadWithServos change, with their values in m: sent
 // as the job's "model" edits, they make the peer's copy of a shipped model the same servos.
 Json ServoEdits(const mjModel* m);
+
+// A job running support/motion.h's setting s (its subject from model_dir, the pristine source's
+// model/) under `integrator` at timestep h from qpos0 for `steps` steps (-1: kMotionSeconds):
+// the subject's MJCF, its tuned servos as edits, the
+// command's controls (MotionControls, as rows repeated every k steps where they repeat) and
+// kMotionVmax as the job's vmax.
+Json MotionJob(const MotionSetting& s, const std::string& model_dir,
+               const std::string& integrator, double h, int steps = -1);
 
 // A result's array field ("report" or "trace" entry) as numbers; NaN where the driver wrote null.
 std::vector<double> Numbers(const Json& array);

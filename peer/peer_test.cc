@@ -26,6 +26,7 @@
 #include "peer/peer.h"
 #include "support/contact.h"
 #include "support/models.h"
+#include "support/motion.h"
 
 namespace mjpos::peer {
 namespace {
@@ -104,6 +105,49 @@ TEST(PeerDriver, ContactSamplesAreOurs) {
     ++i;
   }
   EXPECT_GT(force.back(), 9);  // the ball rests on the plane: its weight, 9.81 N
+}
+
+// Catches: the driver's motion job (MotionJob: support/motion.h's commands as control rows,
+// the tuned servos as edits, vmax) not being our run of the same setting: arm7 at 10 Hz, zeta
+// 0.7, h 2 ms, under random targets every 40 ms (rows repeated every 20 steps) and tracking (a
+// row per step), flag-off implicit, which both versions step alike without constraints; and the
+// job's vmax stopping a run that exceeds it.
+TEST(PeerDriver, MotionJobIsOurs) {
+  for (Command command : {Command::kRandom, Command::kTrack}) {
+    MotionSetting s;
+    s.subject = "arm7";
+    s.contact = false;
+    s.command = command;
+    s.period = command == Command::kRandom ? 0.04 : 0.5;
+    s.fn = 10;
+    s.zeta = 0.7;
+    s.h = 0.002;
+    const int steps = 40;
+    Json job = MotionJob(s, MJPOS_MODEL_DIR, "implicit", s.h, steps);
+    job["report"] = {"qpos"};
+    Json r = peer::Run(Json::array({job}))[0];
+    ASSERT_FALSE(r.contains("error")) << r["error"];
+    EXPECT_TRUE(r["stable"].get<bool>());
+    EXPECT_EQ(job["ctrls"]["every"].get<int>(), command == Command::kRandom ? 20 : 1);
+
+    ModelPtr m(LoadMotionSubject(s, MJPOS_MODEL_DIR));
+    ASSERT_NE(m, nullptr);
+    m->opt.timestep = s.h;
+    std::vector<double> ctrl = MotionControls(m.get(), s, s.h);
+    DataPtr d(mj_makeData(m.get()));
+    for (int k = 0; k < steps; ++k) {
+      mju_copy(d->ctrl, ctrl.data() + k * m->nu, m->nu);
+      mj_step(m.get(), d.get());
+    }
+    std::vector<double> ours(d->qpos, d->qpos + m->nq);
+    EXPECT_LT(RelDiff(Numbers(r["report"]["qpos"]), ours), 1e-9) << CommandName(command);
+    EXPECT_GT(RelDiff(ours, std::vector<double>(m->qpos0, m->qpos0 + m->nq)), 0.1);
+
+    job["vmax"] = 1e-3;
+    Json slow = peer::Run(Json::array({job}))[0];
+    EXPECT_FALSE(slow["stable"].get<bool>());
+    EXPECT_EQ(slow["steps"].get<int>(), 1);
+  }
 }
 
 // Catches: a wrong or missing matrix term h^2 K (from rest the shift h K v is zero), a wrong

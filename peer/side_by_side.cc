@@ -16,7 +16,7 @@
 // MuJoCo 3.14 (integrator="discrete", "implicit", "implicitfast"; the official build through
 // peer/driver.mjs). Run by the main job (tools/bench.sh); prints markdown and writes it to --out.
 //
-//   mjpos_peer_table [--out=FILE] [--repetitions=N] [--contact_only]
+//   mjpos_peer_table [--out=FILE] [--repetitions=N] [--contact_only] [--motion_only]
 
 #include <algorithm>
 #include <chrono>
@@ -37,6 +37,7 @@
 #include "support/contact.h"
 #include "support/one_dof.h"
 #include "support/models.h"
+#include "support/motion.h"
 
 namespace mjpos::peer {
 namespace {
@@ -695,13 +696,75 @@ void ContactTable(std::ostream& out) {
   out << "\n";
 }
 
+// Violent motion (support/motion.h, part 8 of the main job): the humanoid on its floor and with
+// contact off under a new random target every 40 ms across each joint's range, f_n 10 ... 1000
+// Hz, zeta 0 ... 1, h 2, 5, 10 ms; 3.14 `discrete` beside stock, the flag and the weighted mode,
+// each bounded or not where the 2.2.2 reference is bounded.
+void MotionTable(std::ostream& out) {
+  std::vector<MotionSetting> settings;
+  for (bool contact : {true, false}) {
+    for (double h : {0.002, 0.005, 0.010}) {
+      for (double fn : {10.0, 30.0, 100.0, 300.0, 1000.0}) {
+        for (double zeta : {0.0, 0.3, 0.7, 1.0}) {
+          MotionSetting s;
+          s.subject = "humanoid";
+          s.contact = contact;
+          s.fn = fn;
+          s.zeta = zeta;
+          s.h = h;
+          settings.push_back(s);
+        }
+      }
+    }
+  }
+  std::vector<MotionResult> ours(settings.size());
+  OnEveryCore(settings.size(),
+              [&](size_t i) { ours[i] = MeasureMotion(settings[i], MJPOS_MODEL_DIR); });
+  Json jobs = Json::array();
+  for (const MotionSetting& s : settings) {
+    jobs.push_back(MotionJob(s, MJPOS_MODEL_DIR, "discrete", s.h));
+  }
+  Json results = Run(jobs);
+
+  out << "## Violent motion\n\n"
+         "MuJoCo's humanoid, its motors made servos of gear 1 tuned from their reflected inertia "
+         "to one f_n (10, 30, 100, 300, 1000 Hz) and zeta (0, 0.3, 0.7, 1), a new random target "
+         "every 40 ms across each joint's range, 2 s (the main job's part 8, support/motion.h). "
+         "Bounded: finite, no bad-state warning, every |qvel| at most "
+      << Sci(kMotionVmax)
+      << ". Each cell: runs bounded of the 20 settings, and in brackets of those where the "
+         "2.2.2 reference (stock at h/10, halved until h 2 pi f_n <= 0.2) is bounded.\n\n"
+         "| model | h | reference | stock | flag | weighted | `discrete` |\n"
+         "|---|---|---|---|---|---|---|\n";
+  for (size_t i = 0; i < settings.size(); i += 20) {
+    int ref = 0, n[4] = {0, 0, 0, 0}, held[4] = {0, 0, 0, 0};
+    for (size_t j = i; j < i + 20; ++j) {
+      const MotionResult& r = ours[j];
+      const Json& p = results[j];
+      bool bounded[4] = {r.stock.bounded, r.flag.bounded, r.weighted.bounded,
+                         !p.contains("error") && p["stable"].get<bool>()};
+      ref += r.reference_bounded;
+      for (int k = 0; k < 4; ++k) {
+        n[k] += bounded[k];
+        held[k] += bounded[k] && r.reference_bounded;
+      }
+    }
+    const MotionSetting& s = settings[i];
+    out << "| humanoid" << (s.contact ? "" : " (contact off)") << " | " << Fmt("%g ms", 1e3 * s.h)
+        << " | " << ref;
+    for (int k = 0; k < 4; ++k) out << " | " << n[k] << " (" << held[k] << ")";
+    out << " |\n";
+  }
+  out << "\n";
+}
+
 }  // namespace
 }  // namespace mjpos::peer
 
 int main(int argc, char** argv) {
   std::string out_path;
   int repetitions = 15;
-  bool contact_only = false;
+  bool contact_only = false, motion_only = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strncmp(argv[i], "--out=", 6)) {
       out_path = argv[i] + 6;
@@ -709,8 +772,11 @@ int main(int argc, char** argv) {
       repetitions = std::max(1, std::atoi(argv[i] + 14));
     } else if (!std::strcmp(argv[i], "--contact_only")) {
       contact_only = true;
+    } else if (!std::strcmp(argv[i], "--motion_only")) {
+      motion_only = true;
     } else {
-      std::cerr << "usage: " << argv[0] << " [--out=FILE] [--repetitions=N] [--contact_only]\n";
+      std::cerr << "usage: " << argv[0]
+                << " [--out=FILE] [--repetitions=N] [--contact_only] [--motion_only]\n";
       return 2;
     }
   }
@@ -718,7 +784,7 @@ int main(int argc, char** argv) {
   std::ostringstream md;
   md << "# Side by side: MuJoCo 2.2.2 + mjENBL_IMPLICITPOS and MuJoCo " << Version()
      << " (official build)\n\n";
-  if (!contact_only) {
+  if (!contact_only && !motion_only) {
     Conformance(md);
     LargestStableTable(md);
     AccuracyTable(md);
@@ -726,7 +792,8 @@ int main(int argc, char** argv) {
     ScopeTable(md);
     CostTable(md, repetitions);
   }
-  ContactTable(md);
+  if (!motion_only) ContactTable(md);
+  if (!contact_only) MotionTable(md);
   std::cout << md.str();
   if (!out_path.empty()) std::ofstream(out_path) << md.str();
   return 0;

@@ -15,12 +15,15 @@
 #include "support/models.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <Eigen/Dense>
 #include <mujoco/mujoco.h>
@@ -653,6 +656,20 @@ double Median(std::vector<double> x) {
 bool BitIdentical(const std::vector<mjtNum>& a, const std::vector<mjtNum>& b) {
   if (a.size() != b.size()) return false;
   return a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(mjtNum)) == 0;
+}
+
+//------------------------------ running -----------------------------------------------------------
+
+void OnEveryCore(size_t n, const std::function<void(size_t)>& run) {
+  std::atomic<size_t> next{0};
+  auto work = [&]() {
+    for (size_t i = next++; i < n; i = next++) run(i);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned k = 0; k < std::max(1u, std::thread::hardware_concurrency()); k++) {
+    pool.emplace_back(work);
+  }
+  for (std::thread& t : pool) t.join();
 }
 
 }  // namespace mjpos

@@ -18,6 +18,7 @@
 #ifndef MJPOS_SUPPORT_MODELS_H_
 #define MJPOS_SUPPORT_MODELS_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -192,6 +193,11 @@ double Median(std::vector<double> x);
 
 // Whether a and b hold the same numbers bit for bit.
 bool BitIdentical(const std::vector<mjtNum>& a, const std::vector<mjtNum>& b);
+
+//------------------------------ running -----------------------------------------------------------
+
+// run(i) for i = 0 ... n - 1 on every core, each taking the next i.
+void OnEveryCore(size_t n, const std::function<void(size_t)>& run);
 
 }  // namespace mjpos
 

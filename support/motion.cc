@@ -16,8 +16,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -69,15 +71,20 @@ const char* CommandName(Command c) {
 }
 
 mjModel* LoadMotionSubject(const MotionSetting& s, const std::string& model_dir,
-                           std::string* error) {
-  mjModel* m = nullptr;
+                           std::string* error, std::string* xml) {
+  std::string text;
   if (s.subject == "humanoid") {
-    m = LoadWithServos(model_dir + "/humanoid/humanoid.xml", 1, 0, error);
+    std::ifstream file(model_dir + "/humanoid/humanoid.xml");
+    std::stringstream buffer;
+    buffer << file.rdbuf();
+    text = buffer.str();
   } else if (s.subject == "arm7") {
-    m = LoadXmlString(ChainXml(7, 1, 0, s.h));
+    text = ChainXml(7, 1, 0, s.h);
   } else if (s.subject.rfind("chain", 0) == 0) {
-    m = LoadXmlString(ChainSpecXml(NamedChainSpec(s.subject), s.h));
+    text = ChainSpecXml(NamedChainSpec(s.subject), s.h);
   }
+  mjModel* m = text.empty() ? nullptr : LoadXmlString(text, error);
+  if (m && s.subject == "humanoid") MakeServosOfGearOne(m, 1, 0);
   if (!m) {
     if (error && error->empty()) *error = "no subject " + s.subject;
     return nullptr;
@@ -85,6 +92,7 @@ mjModel* LoadMotionSubject(const MotionSetting& s, const std::string& model_dir,
   m->opt.integrator = mjINT_IMPLICIT;
   if (!s.contact) m->opt.disableflags |= mjDSBL_CONTACT;
   TuneServos(m, {s.fn}, s.zeta);
+  if (xml) *xml = text;
   return m;
 }
 
@@ -94,12 +102,8 @@ double MotionReferenceStep(double h, double fn) {
   return h_ref;
 }
 
-MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h, double cap) {
-  MotionRun run;
-  m->opt.timestep = h;
-  SetScheme(m, scheme);
+std::vector<double> MotionControls(const mjModel* m, const MotionSetting& s, double h) {
   mjData* d = mj_makeData(m);
-  mjData* start = cap > 0 ? mj_makeData(m) : nullptr;
   mj_forward(m, d);
   std::vector<TunedServo> servos;
   for (int i = 0; i < m->nu; ++i) {
@@ -109,11 +113,8 @@ MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h,
     }
     servos.push_back({i, m->jnt_dofadr[jnt], 0, d->actuator_length[i]});
   }
+  mj_deleteData(d);
   std::vector<Span> spans = Spans(m, servos);
-  std::vector<int> hinges;
-  for (int j = 0; j < m->njnt; ++j) {
-    if (m->jnt_type[j] == mjJNT_HINGE) hinges.push_back(j);
-  }
 
   // the targets of every period, the same for every timestep
   int periods = static_cast<int>(std::ceil(kMotionSeconds / s.period)) + 1;
@@ -123,8 +124,7 @@ MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h,
   for (double& x : table) x = unit(rng);
 
   int steps = static_cast<int>(std::lround(kMotionSeconds / h));
-  int warnings = BadStateWarnings(d);
-  int sampled = 0;
+  std::vector<double> ctrl(static_cast<size_t>(steps) * m->nu);
   for (int k = 0; k < steps; ++k) {
     double t = k * h;
     int row = s.command == Command::kRandom ? static_cast<int>(std::floor(t / s.period + 1e-9)) : 0;
@@ -136,8 +136,28 @@ MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h,
       } else {
         q = sp.lo + (sp.hi - sp.lo) * table[row * spans.size() + i];
       }
-      d->ctrl[sp.actuator] = sp.gear * q;
+      ctrl[static_cast<size_t>(k) * m->nu + sp.actuator] = sp.gear * q;
     }
+  }
+  return ctrl;
+}
+
+MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h, double cap) {
+  MotionRun run;
+  m->opt.timestep = h;
+  SetScheme(m, scheme);
+  std::vector<double> ctrl = MotionControls(m, s, h);
+  mjData* d = mj_makeData(m);
+  mjData* start = cap > 0 ? mj_makeData(m) : nullptr;
+  std::vector<int> hinges;
+  for (int j = 0; j < m->njnt; ++j) {
+    if (m->jnt_type[j] == mjJNT_HINGE) hinges.push_back(j);
+  }
+  int steps = static_cast<int>(std::lround(kMotionSeconds / h));
+  int warnings = BadStateWarnings(d);
+  int sampled = 0;
+  for (int k = 0; k < steps; ++k) {
+    mju_copy(d->ctrl, ctrl.data() + static_cast<size_t>(k) * m->nu, m->nu);
     if (cap > 0) {
       mj_copyData(start, m, d);
       mj_step(m, d);

@@ -69,9 +69,15 @@ struct MotionRun {
 };
 
 // The subject's model with its servos tuned to s.fn and s.zeta; nullptr (and error) if it does
-// not load. model_dir: the pristine source's model/.
+// not load. model_dir: the pristine source's model/; xml: its MJCF text, if given (the servos'
+// gains are edits of the compiled model, peer::ServoEdits).
 mjModel* LoadMotionSubject(const MotionSetting& s, const std::string& model_dir,
-                           std::string* error = nullptr);
+                           std::string* error = nullptr, std::string* xml = nullptr);
+
+// The controls of s's command at timestep h: steps (kMotionSeconds / h) rows of m->nu, row k
+// applied before step k; each servo's target inside its span, the same at every timestep (the
+// actuators that are not servos on a joint stay 0).
+std::vector<double> MotionControls(const mjModel* m, const MotionSetting& s, double h);
 
 // Runs scheme `scheme` of m (from LoadMotionSubject for s) at timestep h under s's command for
 // kMotionSeconds from qpos0 (m's timestep and flags are set; MuJoCo's warnings are the caller's).

@@ -20,7 +20,8 @@
 #      largest stable gains, accuracy, what a step reports, scope, cost, contact; writes
 #      <build>/peer-results.md.
 # About 5 to 10 minutes on 2 cores from scratch for the build, plus part 7's references (about
-# 11 minutes), part 8 (about 11 minutes) and the peer table's contact section (about 6 minutes).
+# 11 minutes), part 8 (about 11 minutes) and the peer table's contact and motion sections (about
+# 6 and 2 minutes).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
