@@ -453,6 +453,28 @@ TEST_F(ImplicitPosContact, StepLeavesEveryArrayInPlace) {
 #undef X
 }
 
+// Catches: the step's check of the smooth acceleration before its late solve not being
+// mju_isBad's (a value of exactly mjMAXVAL is not bad): a sphere on a slide (mass 1, so its
+// smooth acceleration is its applied force) resting on a plane, a servo on the slide, pushed by
+// exactly mjMAXVAL; the step solves its constraints once, as for any sound acceleration.
+TEST_F(ImplicitPosContact, SmoothAccelerationAtTheLimitIsSound) {
+  ModelPtr m = LoadModelOrFail(
+      "<mujoco><option timestep=\"0.001\" integrator=\"implicit\" gravity=\"0 0 0\"/>"
+      "<worldbody><geom type=\"plane\" size=\"1 1 .1\"/><body pos=\"0 0 .099\">"
+      "<joint name=\"x\" type=\"slide\" axis=\"1 0 0\"/>"
+      "<geom type=\"sphere\" size=\".1\" mass=\"1\"/></body></worldbody>"
+      "<actuator><position joint=\"x\" kp=\"100\"/></actuator></mujoco>");
+  ASSERT_NE(m, nullptr);
+  SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+  DataPtr d(mj_makeData(m.get()));
+  d->qfrc_applied[0] = mjMAXVAL;
+  mj_step(m.get(), d.get());
+  ASSERT_GT(d->nefc, 0);
+  EXPECT_EQ(d->qacc_smooth[0], mjMAXVAL);
+  EXPECT_EQ(d->timer[mjTIMER_CONSTRAINT].number, 1);
+  EXPECT_EQ(d->warning[mjWARN_BADQACC].number, 0);
+}
+
 // Catches: mj_step2 taking another path than mj_step (the constraints solved in M, or the
 // implicit step's late path taken under Euler or without the flag). mj_step1 + mj_step2 equal
 // mj_step bit for bit, with contact, under implicit with the flag and without, and under Euler.
