@@ -126,11 +126,11 @@ while read -r p; do
   case $p in ''|'#'*) continue ;; esac
   patch_file=$root/patches/$p
   reason=""
+  # a patch of the Python bindings' build alone (every file it touches under python/)
+  if ! grep '^diff --git a/' "$patch_file" | awk '{print $3}' | grep -qv '^a/python/'; then
+    [ "$debian_python" = 1 ] || reason="Debian's source does not build the Python bindings"
+  fi
   case $p in
-    0005-*|0006-*)
-      # the Python bindings' build (python/mujoco/*.cc, python/mujoco/CMakeLists.txt)
-      [ "$debian_python" = 1 ] || reason="Debian's source does not build the Python bindings"
-      ;;
     0001-*)
       # upstream's test fixture against an abseil whose string_view is its own class
       if patch -p1 -R --dry-run -s -f -i "$patch_file" >/dev/null 2>&1; then
