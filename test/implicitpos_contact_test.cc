@@ -55,6 +55,14 @@ ContactMetrics Reference(const std::string& xml, const char* body, double* h_ref
   return ContactReference(m.get(), &seconds, kSeconds, kWindow, b, kTol, kHmin, h_ref);
 }
 
+// what a step leaves that the bit-for-bit comparisons compare: qpos, qvel and efc_force
+std::vector<mjtNum> StepState(const mjModel* m, const mjData* d) {
+  std::vector<mjtNum> state(d->qpos, d->qpos + m->nq);
+  state.insert(state.end(), d->qvel, d->qvel + m->nv);
+  state.insert(state.end(), d->efc_force, d->efc_force + d->nefc);
+  return state;
+}
+
 // the flag and the weighted mode on the model
 Schemes Measure(const std::string& xml, const char* body) {
   Schemes r;
@@ -425,12 +433,7 @@ TEST_F(ImplicitPosContact, StepReadsNoOutputOfTheLastSolve) {
     mj_step(m.get(), a.get());
     mj_step(m.get(), b.get());
     EXPECT_EQ(b->timer[mjTIMER_CONSTRAINT].number, solves + 1) << on;
-    std::vector<mjtNum> sa(a->qpos, a->qpos + m->nq), sb(b->qpos, b->qpos + m->nq);
-    sa.insert(sa.end(), a->qvel, a->qvel + m->nv);
-    sb.insert(sb.end(), b->qvel, b->qvel + m->nv);
-    sa.insert(sa.end(), a->efc_force, a->efc_force + a->nefc);
-    sb.insert(sb.end(), b->efc_force, b->efc_force + b->nefc);
-    EXPECT_TRUE(BitIdentical(sa, sb)) << on;
+    EXPECT_TRUE(BitIdentical(StepState(m.get(), a.get()), StepState(m.get(), b.get()))) << on;
   }
 }
 
@@ -491,12 +494,7 @@ TEST_F(ImplicitPosContact, Step1Step2EqualsStep) {
       mj_step2(m.get(), b.get());
     }
     ASSERT_GT(a->nefc, 0) << setting;
-    std::vector<mjtNum> sa(a->qpos, a->qpos + m->nq), sb(b->qpos, b->qpos + m->nq);
-    sa.insert(sa.end(), a->qvel, a->qvel + m->nv);
-    sb.insert(sb.end(), b->qvel, b->qvel + m->nv);
-    sa.insert(sa.end(), a->efc_force, a->efc_force + a->nefc);
-    sb.insert(sb.end(), b->efc_force, b->efc_force + b->nefc);
-    EXPECT_TRUE(BitIdentical(sa, sb)) << setting;
+    EXPECT_TRUE(BitIdentical(StepState(m.get(), a.get()), StepState(m.get(), b.get()))) << setting;
   }
 }
 
