@@ -60,9 +60,6 @@
 //   --torque_only       run part 6 (torque limits: the applied force against forcerange) alone
 //   --contact_only      run part 7 (contact against the converged reference) alone
 //   --motion_only       run part 8 (violent motion against the converged reference) alone
-//   --motion_cap=X      part 8 also runs, where the flag diverged, the remedy probe of
-//                       support/motion.h: a step moving a hinge by more than X rad taken again
-//                       in substeps (default 0: off)
 //   --smoke             tiny run to prove the program works (CI): 1 repetition, 20 warm-up
 //                       steps, 0.2 s simulated, coarse bisection, no stack bisection, callgrind
 //                       on arm7 only
@@ -111,8 +108,6 @@ bool ParseOurFlag(const char* arg, Options* opt) {
     opt->warmup = std::max(0, std::atoi(v));
   } else if ((v = value("--sim_seconds"))) {
     opt->sim_seconds = std::atof(v);
-  } else if ((v = value("--motion_cap"))) {
-    opt->motion_cap = std::atof(v);
   } else if ((v = value("--zeta"))) {
     opt->zeta = std::atof(v);
   } else if ((v = value("--throughput_reps"))) {

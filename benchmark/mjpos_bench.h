@@ -67,7 +67,6 @@ struct Options {
   bool torque_only = false;       // only part 6
   bool contact_only = false;      // only part 7
   bool motion_only = false;       // only part 8
-  double motion_cap = 0;          // part 8's remedy probe (support/motion.h), 0: off
   // models whose instructions are counted: all, none or a list
   std::string callgrind = "humanoid,servo_humanoid,humanoid100,arm7,chain10,chain30,chain100";
   std::string profile;            // MODEL:on|off|weighted:STEPS, see Profile

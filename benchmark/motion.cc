@@ -61,7 +61,7 @@ std::vector<MotionResult> MotionStudy(const Options& opt) {
 
   std::vector<MotionResult> rows(settings.size());
   OnEveryCore(settings.size(), [&](size_t i) {
-    rows[i] = MeasureMotion(settings[i], MJPOS_MODEL_DIR, opt.motion_cap);
+    rows[i] = MeasureMotion(settings[i], MJPOS_MODEL_DIR);
   });
   return rows;
 }

@@ -339,22 +339,28 @@ void WriteMotion(std::ostream& md, const std::vector<MotionResult>& rows) {
         "1000 Hz) and zeta (0, 0.3, 0.7, 1); commands across each joint's range (a hinge "
         "without one: ±1.5 rad): a new random target every 40 ms, one step, sinusoids of period "
         "0.5 s; 2 s. Bounded: finite, no bad-state warning, every |qvel| ≤ 1e4. The reference is "
-        "stock at h/10, halved until h·2π·f_n ≤ 0.2, bounded if it is at half that step too. Each cell: runs bounded of the 20 settings "
-        "(f_n × zeta); flag where bounded: the flag bounded where the reference is; RMS: the "
-        "median over settings where both are bounded of the hinges' qpos error against the "
-        "reference (rad).\n\n";
+        "stock at h/10, halved until h·2π·f_n ≤ 0.2, bounded if it is at half that step too. "
+        "Each cell: runs bounded of the 20 settings (f_n × zeta); flag where bounded: the flag "
+        "bounded where the reference is; substepped: the flag's steps taken as substeps, of all "
+        "its steps, and the forward passes they added per such step (mean); RMS: the median over "
+        "settings where both are bounded of the hinges' qpos error against the reference "
+        "(rad).\n\n";
   md << "| model | command | h | reference | stock | flag | weighted | flag where bounded | "
-        "RMS stock | RMS flag |\n|---|---|---|---|---|---|---|---|---|---|\n";
+        "substepped | passes added | RMS stock | RMS flag |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::vector<std::string> failures;
   auto same = [](const MotionSetting& a, const MotionSetting& b) {
     return a.subject == b.subject && a.contact == b.contact && a.command == b.command &&
            a.h == b.h;
   };
   std::vector<bool> written(rows.size());
+  long steps = 0, substepped = 0, substeps = 0;
+  std::vector<double> both_stock, both_flag;  // where the flag substepped and stock is bounded
   for (size_t i = 0; i < rows.size(); ++i) {
     if (written[i]) continue;
     const MotionSetting& s = rows[i].setting;
     int ref = 0, stock = 0, flag = 0, weighted = 0, held = 0;
+    long group_steps = 0, group_substepped = 0, group_substeps = 0;
     std::vector<double> rms_stock, rms_flag;
     for (size_t j = i; j < rows.size(); ++j) {
       if (!same(rows[j].setting, s)) continue;
@@ -364,6 +370,9 @@ void WriteMotion(std::ostream& md, const std::vector<MotionResult>& rows) {
       stock += r.stock.bounded;
       flag += r.flag.bounded;
       weighted += r.weighted.bounded;
+      group_steps += r.flag.steps;
+      group_substepped += r.flag.substepped;
+      group_substeps += r.flag.substeps;
       if (!r.reference_bounded) continue;
       held += r.flag.bounded;
       if (!r.flag.bounded) {
@@ -371,22 +380,32 @@ void WriteMotion(std::ostream& md, const std::vector<MotionResult>& rows) {
                                "(the reference's largest hinge speed %.3g rad/s)",
                                r.setting.subject.c_str(), r.setting.contact ? "" : " (contact off)",
                                CommandName(r.setting.command), r.setting.fn, r.setting.zeta,
-                               1e3 * r.setting.h, r.flag.t_div, r.reference.peak_speed) +
-                           (r.capped.samples.empty() && !r.capped.t_div ? ""
-                            : r.capped.bounded
-                                ? Fmt("; substeps at the cap: bounded, RMS %.3g",
-                                      MotionError(r.capped, r.reference))
-                                : Fmt("; substeps at the cap: diverged at %.3f s",
-                                      r.capped.t_div)));
+                               1e3 * r.setting.h, r.flag.t_div, r.reference.peak_speed));
       }
       if (r.stock.bounded) rms_stock.push_back(MotionError(r.stock, r.reference));
       if (r.flag.bounded) rms_flag.push_back(MotionError(r.flag, r.reference));
+      if (r.stock.bounded && r.flag.bounded && r.flag.substepped) {
+        both_stock.push_back(MotionError(r.stock, r.reference));
+        both_flag.push_back(MotionError(r.flag, r.reference));
+      }
     }
-    md << Fmt("| %s%s | %s | %g ms | %d | %d | %d | %d | %s%d of %d%s | %.3g | %.3g |\n",
+    steps += group_steps;
+    substepped += group_substepped;
+    substeps += group_substeps;
+    md << Fmt("| %s%s | %s | %g ms | %d | %d | %d | %d | %s%d of %d%s | %.1f %% | %.1f | %.3g | "
+              "%.3g |\n",
               s.subject.c_str(), s.contact ? "" : " (contact off)", CommandName(s.command),
               1e3 * s.h, ref, stock, flag, weighted, held < ref ? "**" : "", held, ref,
-              held < ref ? "**" : "", Median(rms_stock), Median(rms_flag));
+              held < ref ? "**" : "", group_steps ? 100.0 * group_substepped / group_steps : 0.0,
+              group_substepped ? static_cast<double>(group_substeps) / group_substepped : 0.0,
+              Median(rms_stock), Median(rms_flag));
   }
+  md << Fmt("\nThe flag took %.1f %% of its steps as substeps (%ld of %ld), adding %.1f forward "
+            "passes per such step. Where it did and stock is bounded too (%zu settings), the "
+            "median qpos error against the reference: stock %.3g rad, the flag %.3g rad.\n",
+            steps ? 100.0 * substepped / steps : 0.0, substepped, steps,
+            substepped ? static_cast<double>(substeps) / substepped : 0.0, both_stock.size(),
+            Median(both_stock), Median(both_flag));
   md << "\nThe flag diverged where the reference is bounded: " << failures.size() << "\n";
   for (const std::string& f : failures) md << "- " << f << "\n";
 }

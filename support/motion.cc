@@ -142,13 +142,12 @@ std::vector<double> MotionControls(const mjModel* m, const MotionSetting& s, dou
   return ctrl;
 }
 
-MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h, double cap) {
+MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h) {
   MotionRun run;
   m->opt.timestep = h;
   SetScheme(m, scheme);
   std::vector<double> ctrl = MotionControls(m, s, h);
   mjData* d = mj_makeData(m);
-  mjData* start = cap > 0 ? mj_makeData(m) : nullptr;
   std::vector<int> hinges;
   for (int j = 0; j < m->njnt; ++j) {
     if (m->jnt_type[j] == mjJNT_HINGE) hinges.push_back(j);
@@ -158,20 +157,12 @@ MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h,
   int sampled = 0;
   for (int k = 0; k < steps; ++k) {
     mju_copy(d->ctrl, ctrl.data() + static_cast<size_t>(k) * m->nu, m->nu);
-    if (cap > 0) {
-      mj_copyData(start, m, d);
-      mj_step(m, d);
-      double move = 0;
-      for (int j : hinges) move = std::max(move, h * std::abs(d->qvel[m->jnt_dofadr[j]]));
-      if (!(move <= cap)) {
-        int n = std::isfinite(move) ? std::min(64, static_cast<int>(std::ceil(move / cap))) : 64;
-        mj_copyData(d, m, start);
-        m->opt.timestep = h / n;
-        for (int i = 0; i < n; ++i) mj_step(m, d);
-        m->opt.timestep = h;
-      }
-    } else {
-      mj_step(m, d);
+    int forward = d->timer[mjTIMER_FORWARD].number;
+    mj_step(m, d);
+    run.steps++;
+    if (int extra = d->timer[mjTIMER_FORWARD].number - forward - 1; extra > 0) {
+      run.substepped++;
+      run.substeps += extra;
     }
     bool bad = BadStateWarnings(d) != warnings;
     for (int i = 0; i < m->nv && !bad; ++i) {
@@ -180,7 +171,6 @@ MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h,
     if (bad) {
       run.t_div = (k + 1) * h;
       mj_deleteData(d);
-      if (start) mj_deleteData(start);
       return run;
     }
     for (int j : hinges) {
@@ -193,7 +183,6 @@ MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h,
   }
   run.bounded = true;
   mj_deleteData(d);
-  if (start) mj_deleteData(start);
   return run;
 }
 
@@ -209,7 +198,7 @@ double MotionError(const MotionRun& run, const MotionRun& reference) {
   return std::sqrt(sum / n);
 }
 
-MotionResult MeasureMotion(const MotionSetting& s, const std::string& model_dir, double cap) {
+MotionResult MeasureMotion(const MotionSetting& s, const std::string& model_dir) {
   MotionResult r;
   r.setting = s;
   mjModel* m = LoadMotionSubject(s, model_dir);
@@ -221,9 +210,6 @@ MotionResult MeasureMotion(const MotionSetting& s, const std::string& model_dir,
   r.stock = RunMotion(m, s, Scheme::kStock, s.h);
   r.flag = RunMotion(m, s, Scheme::kBackwardEuler, s.h);
   r.weighted = RunMotion(m, s, Scheme::kWeighted, s.h);
-  if (cap > 0 && r.reference_bounded && !r.flag.bounded) {
-    r.capped = RunMotion(m, s, Scheme::kBackwardEuler, s.h, cap);
-  }
   mj_deleteModel(m);
   return r;
 }

@@ -60,12 +60,16 @@ struct MotionSetting {
 };
 
 // One run: bounded (finite, no bad-state warning, every |qvel| <= kMotionVmax to the end), else
-// the time it diverged; the largest hinge speed; the hinge positions every kMotionSample s.
+// the time it diverged; the largest hinge speed; the hinge positions every kMotionSample s; the
+// steps that mj_step took as substeps (the flag's, doc/scope.md) and the forward passes they
+// added, counted by mjData.timer[mjTIMER_FORWARD].number: one per step unless substepped.
 struct MotionRun {
   bool bounded = false;
   double t_div = 0;
   double peak_speed = 0;
   std::vector<double> samples;
+  int steps = 0, substepped = 0;
+  long substeps = 0;
 };
 
 // The subject's model with its servos tuned to s.fn and s.zeta; nullptr (and error) if it does
@@ -81,24 +85,21 @@ std::vector<double> MotionControls(const mjModel* m, const MotionSetting& s, dou
 
 // Runs scheme `scheme` of m (from LoadMotionSubject for s) at timestep h under s's command for
 // kMotionSeconds from qpos0 (m's timestep and flags are set; MuJoCo's warnings are the caller's).
-// cap > 0: a remedy probe outside the engine: a step that moves a hinge by more than cap rad
-// (h * |v+|) is taken again from its start as ceil(motion / cap) steps of h / n (n at most 64).
-MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h, double cap = 0);
+MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h);
 
 // The RMS over samples and hinges of run against the reference (infinity if either diverged).
 double MotionError(const MotionRun& run, const MotionRun& reference);
 
 // One setting measured: the reference (stock at MotionReferenceStep) and whether it is bounded
-// there and at half that step; stock, the flag and the weighted mode at h; with cap > 0, where
-// the flag diverged and the reference is bounded, the flag with RunMotion's probe at cap.
+// there and at half that step; stock, the flag and the weighted mode at h.
 struct MotionResult {
   MotionSetting setting;
   bool loaded = false;
   bool reference_bounded = false;
   double h_ref = 0;
-  MotionRun reference, stock, flag, weighted, capped;
+  MotionRun reference, stock, flag, weighted;
 };
-MotionResult MeasureMotion(const MotionSetting& s, const std::string& model_dir, double cap = 0);
+MotionResult MeasureMotion(const MotionSetting& s, const std::string& model_dir);
 
 }  // namespace mjpos
 

@@ -16,7 +16,9 @@
 // job, doc/scope.md): the commands under which the flag is bounded wherever the converged
 // reference is, on settings where stock at h is not.
 
+#include <cmath>
 #include <string>
+#include <vector>
 
 #include "support/motion.h"
 #include "test/fixture.h"
@@ -26,18 +28,43 @@ namespace {
 
 class ImplicitPosMotion : public MujocoTest {};
 
+// one setting of part 8, measured (MeasureMotion); where: its name for the failure messages
+struct Case {
+  const char* subject;
+  bool contact;
+  Command command;
+  double period, fn, zeta, h;
+};
+
+MotionResult Measure(const Case& c, std::string* where) {
+  MotionSetting s;
+  s.subject = c.subject;
+  s.contact = c.contact;
+  s.command = c.command;
+  s.period = c.period;
+  s.fn = c.fn;
+  s.zeta = c.zeta;
+  s.h = c.h;
+  *where = std::string(c.subject) + (c.contact ? "" : " (contact off)") + ", " +
+           CommandName(c.command) + ", f_n " + std::to_string(c.fn) + ", h " +
+           std::to_string(c.h);
+  return MeasureMotion(s, MJPOS_MODEL_DIR);
+}
+
+// c measured: it loads, its reference is bounded, and so is the flag
+MotionResult ExpectFlagBounded(const Case& c, std::string* where) {
+  MotionResult r = Measure(c, where);
+  EXPECT_TRUE(r.loaded && r.reference_bounded) << *where;
+  EXPECT_TRUE(r.flag.bounded) << *where << ": diverged at " << r.flag.t_div << " s";
+  return r;
+}
+
 // Catches: the flag losing its stability under a step across the joints' whole range, on
 // MuJoCo's humanoid on its floor and with contact off, and on arm7 tracking sinusoids across
 // +-1.5 rad (its hinges have no range); stock at h diverges on each (checked, so that the
 // settings stay ones where the flag is what holds). The reference (stock at MotionReferenceStep
 // and at half of it) is bounded on each.
 TEST_F(ImplicitPosMotion, BoundedWhereTheReferenceIs) {
-  struct Case {
-    const char* subject;
-    bool contact;
-    Command command;
-    double period, fn, zeta, h;
-  };
   const Case cases[] = {
       {"humanoid", true, Command::kStep, kMotionSeconds, 300, 0, 0.010},
       {"humanoid", false, Command::kStep, kMotionSeconds, 300, 0.3, 0.005},
@@ -45,22 +72,130 @@ TEST_F(ImplicitPosMotion, BoundedWhereTheReferenceIs) {
   };
   WarningCapture capture;  // stock diverges
   for (const Case& c : cases) {
-    MotionSetting s;
-    s.subject = c.subject;
-    s.contact = c.contact;
-    s.command = c.command;
-    s.period = c.period;
-    s.fn = c.fn;
-    s.zeta = c.zeta;
-    s.h = c.h;
-    std::string where = std::string(c.subject) + (c.contact ? "" : " (contact off)") + ", " +
-                        CommandName(c.command) + ", f_n " + std::to_string(c.fn) + ", h " +
-                        std::to_string(c.h);
-    MotionResult r = MeasureMotion(s, MJPOS_MODEL_DIR);
-    ASSERT_TRUE(r.loaded) << where;
-    ASSERT_TRUE(r.reference_bounded) << where;
+    std::string where;
+    MotionResult r = ExpectFlagBounded(c, &where);
     EXPECT_FALSE(r.stock.bounded) << where;
-    EXPECT_TRUE(r.flag.bounded) << where << ": diverged at " << r.flag.t_div << " s";
+  }
+}
+
+// Catches: the flag's step diverging where it turns joints by a radian or more per step (the
+// substeps of mj_step, doc/scope.md): settings of part 8 on which the step without substeps
+// diverges, one per subject: the humanoid on its floor under random targets every 40 ms (the
+// setting of the issue's table: f_n 100 Hz, zeta 0.7, 10 ms), with contact off tracking
+// sinusoids, chain12 after one step to a random point of its range, arm7 under random targets.
+// The reference is bounded on each; the flag's step is taken as substeps in each.
+TEST_F(ImplicitPosMotion, BoundedWhereTheStepTurnsTooFar) {
+  const Case cases[] = {
+      {"humanoid", true, Command::kRandom, 0.04, 100, 0.7, 0.010},
+      {"humanoid", false, Command::kTrack, 0.5, 100, 0.3, 0.010},
+      {"chain12", false, Command::kStep, kMotionSeconds, 100, 0.3, 0.010},
+      {"arm7", false, Command::kRandom, 0.04, 30, 0.3, 0.010},
+  };
+  WarningCapture capture;  // stock diverges
+  for (const Case& c : cases) {
+    std::string where;
+    MotionResult r = ExpectFlagBounded(c, &where);
+    EXPECT_GT(r.flag.substepped, 0) << where;
+  }
+}
+
+// A double pendulum whose lower hinge is under a weak servo (its step hardly changes the
+// velocity) and whose upper hinge is heavy (armature 10), flag on: the plain step's turn of the
+// lower hinge, h*|v+|, is about its qvel * h.
+static ModelPtr SpinningPendulum(double h) {
+  ModelPtr m = LoadModelOrFail(R"(
+    <mujoco>
+      <option integrator="implicit"><flag implicitpos="enable"/></option>
+      <worldbody>
+        <body>
+          <joint name="upper" type="hinge" axis="0 1 0" armature="10"/>
+          <geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.03" mass="1"/>
+          <body pos="0 0 -0.3">
+            <joint name="lower" type="hinge" axis="0 1 0"/>
+            <geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.03" mass="1"/>
+          </body>
+        </body>
+      </worldbody>
+      <actuator><position joint="lower" kp="0.5"/></actuator>
+    </mujoco>)");
+  if (m) m->opt.timestep = h;
+  return m;
+}
+
+// Catches: a step that turns a joint below another by more than mjMAXTURN at its slower end not
+// taken as ceil(turn / mjMAXTURN) steps of h/n (at most 64, a substep that turns too far divided
+// again), each as mj_step's at h/n bit for bit; its time not advanced by exactly h; its *_step
+// outputs not the substeps' mean; a step substepped that turns less than that, turns only a root
+// joint, or turns far only at its end. The lower hinge at 87.5 rad/s turning about 0.875 rad
+// (n 6 at mjMAXTURN 0.15), at 2000 rad/s 20 rad (64 substeps of 0.31 rad, each taken as 3), at
+// 10 rad/s 0.1 rad (one step), from rest under 300 N m to about 100 rad/s (one step), from 20
+// to about 32 rad/s under 36 N m (2 substeps, by the slower end: the faster would take 3), from
+// 29 to about 12 rad/s under -51 N m (one step: the start alone would take 2); the upper at
+// 87.5 rad/s (one step).
+TEST_F(ImplicitPosMotion, TooFarATurnIsTakenAsSubsteps) {
+  const double h = 0.01;
+  struct Case {
+    int dof;  // the hinge that turns: 1 the lower, 0 the upper (a root: M does not change)
+    double qvel, force;  // its speed and the force applied to it at the step's start
+    int outer, inner;    // substeps, and the substeps of each
+  };
+  for (Case c : {Case{1, 87.5, 0, 6, 1}, Case{1, 2000, 0, 64, 3}, Case{1, 10, 0, 1, 1},
+                 Case{0, 87.5, 0, 1, 1}, Case{1, 0, 300, 1, 1}, Case{1, 20, 36, 2, 1},
+                 Case{1, 29, -51, 1, 1}}) {
+    ModelPtr m = SpinningPendulum(h);
+    ASSERT_TRUE(m);
+    DataPtr one(mj_makeData(m.get())), many(mj_makeData(m.get()));
+    const double time = 1.37;  // a sum of substeps' h/n onto it is not time + h
+    for (mjData* d : {one.get(), many.get()}) {
+      d->time = time;
+      d->qpos[1] = c.dof ? 0.3 : 0;  // the upper turning: the lower hanging straight out
+      d->qvel[c.dof] = c.qvel;
+      d->qfrc_applied[c.dof] = c.force;
+      d->ctrl[0] = -0.2;
+    }
+    mj_step(m.get(), one.get());
+
+    // by hand: outer * inner steps of h / (outer * inner), the outputs averaged level by level
+    ModelPtr sub(mj_copyModel(nullptr, m.get()));
+    sub->opt.timestep = h / c.outer / c.inner;
+    std::vector<double> force(m->nu + 2 * m->nv, 0.0);
+    for (int i = 0; i < c.outer; ++i) {
+      std::vector<double> inner(force.size(), 0.0);
+      for (int k = 0; k < c.inner; ++k) {
+        mj_step(sub.get(), many.get());
+        mju_addToScl(inner.data(), many->actuator_force_step, 1.0 / c.inner, m->nu);
+        mju_addToScl(inner.data() + m->nu, many->qfrc_actuator_step, 1.0 / c.inner, m->nv);
+        mju_addToScl(inner.data() + m->nu + m->nv, many->qfrc_smooth_step, 1.0 / c.inner, m->nv);
+      }
+      mju_addToScl(force.data(), inner.data(), 1.0 / c.outer, force.size());
+    }
+    std::string where = "dof " + std::to_string(c.dof) + ", qvel " + std::to_string(c.qvel) +
+                        ", force " + std::to_string(c.force);
+    for (int i = 0; i < m->nv; ++i) {
+      EXPECT_EQ(one->qpos[i], many->qpos[i]) << where;
+      EXPECT_EQ(one->qvel[i], many->qvel[i]) << where;
+    }
+    EXPECT_EQ(one->time, time + h) << where;
+    std::vector<double> reported(one->actuator_force_step, one->actuator_force_step + m->nu);
+    reported.insert(reported.end(), one->qfrc_actuator_step, one->qfrc_actuator_step + m->nv);
+    reported.insert(reported.end(), one->qfrc_smooth_step, one->qfrc_smooth_step + m->nv);
+    for (size_t i = 0; i < force.size(); ++i) {
+      EXPECT_NEAR(reported[i], force[i], 1e-12 * (1 + std::abs(force[i]))) << where << " " << i;
+    }
+
+    // the same step as a single step at h/2 x 2 is not it: the count matters
+    DataPtr two(mj_makeData(m.get()));
+    two->qpos[1] = c.dof ? 0.3 : 0;
+    two->qvel[c.dof] = c.qvel;
+    two->qfrc_applied[c.dof] = c.force;
+    two->ctrl[0] = -0.2;
+    sub->opt.timestep = h / (2 * c.outer * c.inner);
+    for (int i = 0; i < 2 * c.outer * c.inner; ++i) mj_step(sub.get(), two.get());
+    bool differs = false;
+    for (int i = 0; i < m->nv; ++i) {
+      differs |= one->qpos[i] != two->qpos[i] || one->qvel[i] != two->qvel[i];
+    }
+    EXPECT_TRUE(differs) << where;
   }
 }
 

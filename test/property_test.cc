@@ -802,6 +802,7 @@ struct RunResult {
   int resets = 0;                     // steps that were not StepStable
   int roundtrips = 0;
   int momenta = 0;                    // steps whose applied force was checked
+  int substepped = 0;                 // steps taken as substeps (neither identity checked)
   std::string error;                  // mju_error that ended the run, with its step
   bool contact = false;               // a contact was active at some step
   double max_qacc = 0;                // largest |qacc| that mj_checkAcc saw
@@ -1018,6 +1019,7 @@ RunResult Simulate(mjModel* m, const Start& start, bool flag, bool roundtrip, in
     mju_copy(qvel0.data(), d->qvel, m->nv);
 
     bool stable;
+    int passes = d->timer[mjTIMER_FORWARD].number;
     if (!GuardedStep(m, d.get(), &stable)) {
       r.error = "mju_error at step " + std::to_string(t) + ": " + error_message;
       break;
@@ -1033,6 +1035,13 @@ RunResult Simulate(mjModel* m, const Start& start, bool flag, bool roundtrip, in
     // the step's constraint rows are still in d: mj_step does not recompute them
     bool clean = true;
     for (int w : bad) clean = clean && d->warning[w].number == 0;
+
+    // a step taken as substeps (one forward pass each, doc/usage.md) has one M per substep:
+    // neither identity below is its (implicitpos_motion_test checks it against the substeps)
+    if (d->timer[mjTIMER_FORWARD].number - passes > 1) {
+      ++r.substepped;
+      clean = false;
+    }
 
     // the force the step reports it applied is the change of momentum (Euler and implicit; RK4
     // reports the force at the start of the step), without constraints: an iterative solver's

@@ -53,6 +53,7 @@ TEST_ORDER = [
     ("implicitpos_muscle_test", "test"),
     ("implicitpos_joints_test", "test"),
     ("implicitpos_rows_test", "test"),
+    ("implicitpos_motion_test", "test"),
     ("inverse_discrete_test", "test"),
     ("implicitpos_xml_test", "test"),
     ("implicitpos_scope_test", "test"),
