@@ -124,14 +124,14 @@ static ModelPtr SpinningPendulum(double h) {
 
 // Catches: a step that turns a joint below another by more than mjMAXTURN at its slower end not
 // taken as ceil(turn / mjMAXTURN) steps of h/n (at most 64, a substep that turns too far divided
-// again), each as mj_step's at h/n bit for bit; its time not advanced by exactly h; its *_step
-// outputs not the substeps' mean; a step substepped that turns less than that, turns only a root
-// joint, or turns far only at its end. The lower hinge at 87.5 rad/s turning about 0.875 rad
-// (n 6 at mjMAXTURN 0.15), at 2000 rad/s 20 rad (64 substeps of 0.31 rad, each taken as 3), at
-// 10 rad/s 0.1 rad (one step), from rest under 300 N m to about 100 rad/s (one step), from 20
-// to about 32 rad/s under 36 N m (2 substeps, by the slower end: the faster would take 3), from
-// 29 to about 12 rad/s under -51 N m (one step: the start alone would take 2); the upper at
-// 87.5 rad/s (one step).
+// again), each as mj_step's at h/n bit for bit; its time not advanced by exactly h, or its
+// MuJoCo stack not given back; its *_step outputs not the substeps' mean; a step substepped
+// that turns less than that, turns only a root joint, or turns far only at its end. The lower
+// hinge at 87.5 rad/s turning about 0.875 rad (n 6 at mjMAXTURN 0.15), at 2000 rad/s 20 rad (64
+// substeps of 0.31 rad, each taken as 3), at 10 rad/s 0.1 rad (one step), from rest under
+// 300 N m to about 100 rad/s (one step), from 20 to about 32 rad/s under 36 N m (2 substeps, by
+// the slower end: the faster would take 3), from 29 to about 12 rad/s under -51 N m (one step:
+// the start alone would take 2); the upper at 87.5 rad/s (one step).
 TEST_F(ImplicitPosMotion, TooFarATurnIsTakenAsSubsteps) {
   const double h = 0.01;
   struct Case {
@@ -176,6 +176,7 @@ TEST_F(ImplicitPosMotion, TooFarATurnIsTakenAsSubsteps) {
       EXPECT_EQ(one->qvel[i], many->qvel[i]) << where;
     }
     EXPECT_EQ(one->time, time + h) << where;
+    EXPECT_EQ(one->pstack, 0) << where;  // the substeps' stack given back
     std::vector<double> reported(one->actuator_force_step, one->actuator_force_step + m->nu);
     reported.insert(reported.end(), one->qfrc_actuator_step, one->qfrc_actuator_step + m->nv);
     reported.insert(reported.end(), one->qfrc_smooth_step, one->qfrc_smooth_step + m->nv);
