@@ -53,18 +53,14 @@ static void symmetricOnM(const mjModel* m, mjData* d, mjtNum* dst, const mjtNum*
 
 
 // the constraints solved in the step's metric; qfrc: the step's right side, with mj_forward's
-//  constraint force if solved, with the step's on return; 0: no constraint, K empty or the metric
-//  not spd, nothing changed
+//  constraint force if solved, with the step's on return; 0: no constraint or the metric not spd,
+//  nothing changed
 int mj_implicitConstraint(const mjModel* m, mjData* d, const mjtNum* mat, mjtNum* qfrc,
-                          const mjtNum* kact, int nspring, int solved) {
+                          int solved) {
   int nv = m->nv, nM = m->nM;
 
-  // no constraint, or K empty: the step is stock's
-  int stiff = nspring > 0;
-  for (int i=0; i<m->nu && !stiff; i++) {
-    stiff = kact[i] != 0;
-  }
-  if (!d->nefc || !stiff) {
+  // no constraint: the step is stock's
+  if (!d->nefc) {
     return 0;
   }
   mjMARKSTACK;

@@ -24,7 +24,7 @@ extern "C" {
 
 // the constraints solved in the step's metric (mat: the step's matrix, qLU its LU factors)
 int mj_implicitConstraint(const mjModel* m, mjData* d, const mjtNum* mat, mjtNum* qfrc,
-                          const mjtNum* kact, int nspring, int solved);
+                          int solved);
 
 #ifdef __cplusplus
 }
