@@ -17,6 +17,7 @@
 // reference is, on settings where stock at h is not.
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -82,13 +83,16 @@ TEST_F(ImplicitPosMotion, BoundedWhereTheReferenceIs) {
 // substeps of mj_step, doc/scope.md): settings of part 8 on which the step without substeps
 // diverges, one per subject: the humanoid on its floor under random targets every 40 ms (the
 // setting of the table: f_n 100 Hz, zeta 0.7, 10 ms), with contact off tracking
-// sinusoids, chain12 after one step to a random point of its range, arm7 under random targets.
-// The reference is bounded on each; the flag's step is taken as substeps in each.
+// sinusoids, chain12 after one step to a random point of its range and under random targets at
+// 300 Hz (a substep's jump from a slow start to 1e3 rad/s leaves the next substep too far a
+// turn for one more level of division, not for two), arm7 under random targets. The reference
+// is bounded on each; the flag's step is taken as substeps in each.
 TEST_F(ImplicitPosMotion, BoundedWhereTheStepTurnsTooFar) {
   const Case cases[] = {
       {"humanoid", true, Command::kRandom, 0.04, 100, 0.7, 0.010},
       {"humanoid", false, Command::kTrack, 0.5, 100, 0.3, 0.010},
       {"chain12", false, Command::kStep, kMotionSeconds, 100, 0.3, 0.010},
+      {"chain12", false, Command::kRandom, 0.04, 300, 0.7, 0.010},
       {"arm7", false, Command::kRandom, 0.04, 30, 0.3, 0.010},
   };
   WarningCapture capture;  // stock diverges
@@ -124,24 +128,26 @@ static ModelPtr SpinningPendulum(double h) {
 
 // Catches: a step that turns a joint below another by more than mjMAXTURN at its slower end not
 // taken as ceil(turn / mjMAXTURN) steps of h/n (at most 64, a substep that turns too far divided
-// again), each as mj_step's at h/n bit for bit; its time not advanced by exactly h, or its
-// MuJoCo stack not given back; its *_step outputs not the substeps' mean; a step substepped
-// that turns less than that, turns only a root joint, or turns far only at its end. The lower
-// hinge at 87.5 rad/s turning about 0.875 rad (n 6 at mjMAXTURN 0.15), at 2000 rad/s 20 rad (64
-// substeps of 0.31 rad, each taken as 3), at 10 rad/s 0.1 rad (one step), from rest under
-// 300 N m to about 100 rad/s (one step), from 20 to about 32 rad/s under 36 N m (2 substeps, by
-// the slower end: the faster would take 3), from 29 to about 12 rad/s under -51 N m (one step:
-// the start alone would take 2); the upper at 87.5 rad/s (one step).
+// again, twice at most), each as mj_step's at h/n bit for bit; its time not advanced by exactly
+// h, or its MuJoCo stack not given back; its *_step outputs not the substeps' mean; a step
+// substepped that turns less than that, turns only a root joint, or turns far only at its end.
+// The lower hinge at 87.5 rad/s turning about 0.875 rad (n 6 at mjMAXTURN 0.15), at 2000 rad/s
+// 20 rad (64 substeps of 0.31 rad, each taken as 3), at 7e4 rad/s 700 rad (64 of 10.9 rad, each
+// 64 of 0.17 rad, each 2), at 10 rad/s 0.1 rad (one step), from rest under 300 N m to about
+// 100 rad/s (one step), from 20 to about 32 rad/s under 36 N m (2 substeps, by the slower end:
+// the faster would take 3), from 29 to about 12 rad/s under -51 N m (one step: the start alone
+// would take 2); the upper at 87.5 rad/s (one step).
 TEST_F(ImplicitPosMotion, TooFarATurnIsTakenAsSubsteps) {
-  const double h = 0.01;
   struct Case {
     int dof;  // the hinge that turns: 1 the lower, 0 the upper (a root: M does not change)
-    double qvel, force;  // its speed and the force applied to it at the step's start
-    int outer, inner;    // substeps, and the substeps of each
+    double qvel, force;       // its speed and the force applied to it at the step's start
+    std::vector<int> levels;  // substeps, the substeps of each, and of those
   };
-  for (Case c : {Case{1, 87.5, 0, 6, 1}, Case{1, 2000, 0, 64, 3}, Case{1, 10, 0, 1, 1},
-                 Case{0, 87.5, 0, 1, 1}, Case{1, 0, 300, 1, 1}, Case{1, 20, 36, 2, 1},
-                 Case{1, 29, -51, 1, 1}}) {
+  const Case cases[] = {{1, 87.5, 0, {6}}, {1, 2000, 0, {64, 3}}, {1, 7e4, 0, {64, 64, 2}},
+                        {1, 10, 0, {1}},   {0, 87.5, 0, {1}},     {1, 0, 300, {1}},
+                        {1, 20, 36, {2}},  {1, 29, -51, {1}}};
+  const double h = 0.01;
+  for (const Case& c : cases) {
     ModelPtr m = SpinningPendulum(h);
     ASSERT_TRUE(m);
     DataPtr one(mj_makeData(m.get())), many(mj_makeData(m.get()));
@@ -155,20 +161,30 @@ TEST_F(ImplicitPosMotion, TooFarATurnIsTakenAsSubsteps) {
     }
     mj_step(m.get(), one.get());
 
-    // by hand: outer * inner steps of h / (outer * inner), the outputs averaged level by level
+    // by hand: the innermost steps of h / (the levels' product), the outputs averaged level by
+    // level
+    int total = 1;
+    for (int n : c.levels) total *= n;
     ModelPtr sub(mj_copyModel(nullptr, m.get()));
-    sub->opt.timestep = h / c.outer / c.inner;
-    std::vector<double> force(m->nu + 2 * m->nv, 0.0);
-    for (int i = 0; i < c.outer; ++i) {
-      std::vector<double> inner(force.size(), 0.0);
-      for (int k = 0; k < c.inner; ++k) {
-        mj_step(sub.get(), many.get());
-        mju_addToScl(inner.data(), many->actuator_force_step, 1.0 / c.inner, m->nu);
-        mju_addToScl(inner.data() + m->nu, many->qfrc_actuator_step, 1.0 / c.inner, m->nv);
-        mju_addToScl(inner.data() + m->nu + m->nv, many->qfrc_smooth_step, 1.0 / c.inner, m->nv);
+    sub->opt.timestep = h / total;
+    const size_t size = m->nu + 2 * m->nv;
+    std::function<std::vector<double>(size_t)> level = [&](size_t k) {
+      std::vector<double> mean(size, 0.0);
+      for (int i = 0; i < c.levels[k]; ++i) {
+        std::vector<double> force;
+        if (k + 1 < c.levels.size()) {
+          force = level(k + 1);
+        } else {
+          mj_step(sub.get(), many.get());
+          force.assign(many->actuator_force_step, many->actuator_force_step + m->nu);
+          force.insert(force.end(), many->qfrc_actuator_step, many->qfrc_actuator_step + m->nv);
+          force.insert(force.end(), many->qfrc_smooth_step, many->qfrc_smooth_step + m->nv);
+        }
+        mju_addToScl(mean.data(), force.data(), 1.0 / c.levels[k], size);
       }
-      mju_addToScl(force.data(), inner.data(), 1.0 / c.outer, force.size());
-    }
+      return mean;
+    };
+    std::vector<double> force = level(0);
     std::string where = "dof " + std::to_string(c.dof) + ", qvel " + std::to_string(c.qvel) +
                         ", force " + std::to_string(c.force);
     for (int i = 0; i < m->nv; ++i) {
@@ -184,14 +200,14 @@ TEST_F(ImplicitPosMotion, TooFarATurnIsTakenAsSubsteps) {
       EXPECT_NEAR(reported[i], force[i], 1e-12 * (1 + std::abs(force[i]))) << where << " " << i;
     }
 
-    // the same step as a single step at h/2 x 2 is not it: the count matters
+  // the same step as a single step at h/2 x 2 is not it: the count matters
     DataPtr two(mj_makeData(m.get()));
     two->qpos[1] = c.dof ? 0.3 : 0;
     two->qvel[c.dof] = c.qvel;
     two->qfrc_applied[c.dof] = c.force;
     two->ctrl[0] = -0.2;
-    sub->opt.timestep = h / (2 * c.outer * c.inner);
-    for (int i = 0; i < 2 * c.outer * c.inner; ++i) mj_step(sub.get(), two.get());
+    sub->opt.timestep = h / (2 * total);
+    for (int i = 0; i < 2 * total; ++i) mj_step(sub.get(), two.get());
     bool differs = false;
     for (int i = 0; i < m->nv; ++i) {
       differs |= one->qpos[i] != two->qpos[i] || one->qvel[i] != two->qvel[i];
