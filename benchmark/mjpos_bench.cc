@@ -172,7 +172,10 @@ int OnePart(const Options& opt) {
   if (opt.posweight_only) WriteCoupledAccuracy(md, CoupledAccuracy(opt));
   if (opt.torque_only) WriteTorqueLimits(md, TorqueLimits(opt));
   if (opt.contact_only) WriteContact(md, ContactStudy(opt), DropStudy(opt));
-  if (opt.motion_only) WriteMotion(md, MotionStudy(opt));
+  if (opt.motion_only) {
+    WriteMotion(md, MotionStudy(opt));
+    WriteMotionHeldOut(md, MotionHeldOut(opt));
+  }
   std::printf("%s", md.str().c_str());
   return 0;
 }
@@ -207,6 +210,7 @@ int Suite(const Options& opt, const std::string& machine, const std::string& ver
   std::vector<Part7Row> contact;
   std::vector<Part7DropRow> drops;
   std::vector<MotionResult> motion;
+  std::vector<HeldOutRow> heldout;
   Phase("part 2: throughput at equal stiffness", [&]() { stiffness = EqualStiffness(opt); });
   Phase("part 4: equal accuracy on tracking", [&]() { accuracy = EqualAccuracy(opt); });
   Phase("part 5: the weighted mode on coupled models", [&]() { coupled = CoupledAccuracy(opt); });
@@ -218,6 +222,7 @@ int Suite(const Options& opt, const std::string& machine, const std::string& ver
         });
   Phase("part 8: violent motion against the converged reference",
         [&]() { motion = MotionStudy(opt); });
+  Phase("part 8: the held-out grids", [&]() { heldout = MotionHeldOut(opt); });
 
   std::ostringstream md;
   WriteCost(md, opt, machine, version, cases, callgrind_note);
@@ -228,6 +233,7 @@ int Suite(const Options& opt, const std::string& machine, const std::string& ver
   WriteTorqueLimits(md, torque);
   WriteContact(md, contact, drops);
   WriteMotion(md, motion);
+  WriteMotionHeldOut(md, heldout);
   std::string text = md.str();
   std::printf("\n%s", text.c_str());
   std::ofstream out(opt.out);

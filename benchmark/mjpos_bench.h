@@ -317,6 +317,24 @@ std::vector<Part7DropRow> DropStudy(const Options& opt);
 // command and h (smoke: the humanoid on its floor, random targets, 100 Hz, zeta 0.7, 10 ms).
 std::vector<MotionResult> MotionStudy(const Options& opt);
 
+// Part 8's held-out grids: A (held out from the first form of the flag's substeps, its
+// divergences then chose their third level), B and C (run after every choice). A (seed 2: the
+// humanoid on its floor and with contact off, chain12, arm7; f_n 15, 45, 150, 450 Hz; zeta 0.05,
+// 0.2, 0.85; h 2.5, 4, 8 ms; random targets every 20 and 35 ms, a step, sinusoids of 0.6 s),
+// B (seed 3: those and chain6; f_n 20, 70, 220, 700 Hz; zeta 0, 0.4, 1; h 3, 6, 9 ms; random
+// targets every 25 and 45 ms, a step, sinusoids of 0.45 s) and C (seed 4: humanoid100 on its
+// floor; f_n 30, 100, 300, 1000 Hz; zeta 0.7; h 5, 10 ms; random targets every 40 ms). The
+// flag alone; the reference (as MeasureMotion's) only where the flag diverges (smoke: one
+// setting).
+struct HeldOutRow {
+  std::string grid;
+  MotionSetting setting;
+  bool loaded = false;
+  MotionRun flag;
+  bool reference_bounded = true;  // measured only where the flag diverged
+};
+std::vector<HeldOutRow> MotionHeldOut(const Options& opt);
+
 //------------------------------------ report.cc: the markdown ------------------------------------
 
 // The title, the run's parameters and the table of part 1 (with its notes and the rst medians).
@@ -345,6 +363,10 @@ void WriteContact(std::ostream& md, const std::vector<Part7Row>& rows,
 // The table of part 8 by model, command and h, and every setting where the flag diverged while
 // the reference is bounded.
 void WriteMotion(std::ostream& md, const std::vector<MotionResult>& rows);
+
+// The held-out grids: per grid, the settings, where the flag is bounded, where it diverged with
+// the reference bounded (each listed), and how often it substepped.
+void WriteMotionHeldOut(std::ostream& md, const std::vector<HeldOutRow>& rows);
 
 }  // namespace mjpos::bench
 

@@ -410,4 +410,42 @@ void WriteMotion(std::ostream& md, const std::vector<MotionResult>& rows) {
   for (const std::string& f : failures) md << "- " << f << "\n";
 }
 
+void WriteMotionHeldOut(std::ostream& md, const std::vector<HeldOutRow>& rows) {
+  md << "\n### Held out\n\n";
+  md << "Grids outside part 8 (benchmark/mjpos_bench.h, MotionHeldOut): A held out the first "
+        "form of the flag's substeps, and its four divergences then chose their third level; "
+        "B and C were run after every choice. The flag alone, the reference only where the "
+        "flag diverged.\n\n";
+  md << "| grid | settings | flag bounded | flag diverged, reference bounded | substepped | "
+        "passes added |\n|---|---|---|---|---|---|\n";
+  std::vector<std::string> failures;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (i && rows[i].grid == rows[i - 1].grid) continue;
+    int n = 0, flag = 0, lost = 0;
+    long steps = 0, substepped = 0, substeps = 0;
+    for (size_t j = i; j < rows.size() && rows[j].grid == rows[i].grid; ++j) {
+      const HeldOutRow& r = rows[j];
+      if (!r.loaded) continue;
+      n++;
+      flag += r.flag.bounded;
+      steps += r.flag.steps;
+      substepped += r.flag.substepped;
+      substeps += r.flag.substeps;
+      if (!r.flag.bounded && r.reference_bounded) {
+        lost++;
+        const MotionSetting& s = r.setting;
+        std::string period = s.command == Command::kStep ? "" : Fmt(" (%g s)", s.period);
+        failures.push_back(Fmt("%s: %s%s, %s%s, f_n %g Hz, zeta %g, h %g ms: diverged at %.3f s",
+                               r.grid.c_str(), s.subject.c_str(), s.contact ? "" : " (contact off)",
+                               CommandName(s.command), period.c_str(), s.fn, s.zeta, 1e3 * s.h,
+                               r.flag.t_div));
+      }
+    }
+    md << Fmt("| %s | %d | %d | %s%d%s | %.1f %% | %.1f |\n", rows[i].grid.c_str(), n, flag,
+              lost ? "**" : "", lost, lost ? "**" : "", steps ? 100.0 * substepped / steps : 0.0,
+              substepped ? static_cast<double>(substeps) / substepped : 0.0);
+  }
+  for (const std::string& f : failures) md << "- " << f << "\n";
+}
+
 }  // namespace mjpos::bench

@@ -83,7 +83,12 @@ mjModel* LoadMotionSubject(const MotionSetting& s, const std::string& model_dir,
   } else if (s.subject.rfind("chain", 0) == 0) {
     text = ChainSpecXml(NamedChainSpec(s.subject), s.h);
   }
-  mjModel* m = text.empty() ? nullptr : LoadXmlString(text, error);
+  mjModel* m = nullptr;
+  if (s.subject == "humanoid100") {
+    m = LoadWithServos(model_dir + "/humanoid100/humanoid100.xml", 1, 0, error);
+  } else if (!text.empty()) {
+    m = LoadXmlString(text, error);
+  }
   if (m && s.subject == "humanoid") MakeServosOfGearOne(m, 1, 0);
   if (!m) {
     if (error && error->empty()) *error = "no subject " + s.subject;

@@ -49,7 +49,8 @@ enum class Command { kRandom, kStep, kTrack };
 const char* CommandName(Command c);
 
 // One setting: a subject ("humanoid": MuJoCo's, its motors made servos of gear 1, on its floor or
-// with contact off; "chainN"; "arm7"), its servos' f_n (Hz) and zeta, the timestep, the command.
+// with contact off; "humanoid100": MuJoCo's 100 humanoids, made servos the same way; "chainN";
+// "arm7"), its servos' f_n (Hz) and zeta, the timestep, the command.
 struct MotionSetting {
   std::string subject;
   bool contact = true;
@@ -74,7 +75,8 @@ struct MotionRun {
 
 // The subject's model with its servos tuned to s.fn and s.zeta; nullptr (and error) if it does
 // not load. model_dir: the pristine source's model/; xml: its MJCF text, if given (the servos'
-// gains are edits of the compiled model, peer::ServoEdits).
+// gains are edits of the compiled model, peer::ServoEdits; empty for humanoid100, whose file
+// includes another).
 mjModel* LoadMotionSubject(const MotionSetting& s, const std::string& model_dir,
                            std::string* error = nullptr, std::string* xml = nullptr);
 

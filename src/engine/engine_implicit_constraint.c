@@ -52,17 +52,12 @@ static void symmetricOnM(const mjModel* m, mjData* d, mjtNum* dst, const mjtNum*
 
 
 
-// the constraints solved in the step's metric; qfrc: the step's right side, with mj_forward's
-//  constraint force if solved, with the step's on return; 0: no constraint or the metric not spd,
+// the constraints (d->nefc > 0) solved in the step's metric; qfrc: the step's right side, with
+//  mj_forward's constraint force if solved, with the step's on return; 0: the metric not spd,
 //  nothing changed
 int mj_implicitConstraint(const mjModel* m, mjData* d, const mjtNum* mat, mjtNum* qfrc,
                           int solved) {
   int nv = m->nv, nM = m->nM;
-
-  // no constraint: the step is stock's
-  if (!d->nefc) {
-    return 0;
-  }
   mjMARKSTACK;
   mjtNum* metric = mj_stackAlloc(d, nM);
   mjtNum* ld = mj_stackAlloc(d, nM);

@@ -22,7 +22,8 @@
 extern "C" {
 #endif
 
-// the constraints solved in the step's metric (mat: the step's matrix, qLU its LU factors)
+// the constraints (d->nefc > 0) solved in the step's metric (mat: the step's matrix, qLU its LU
+//  factors)
 int mj_implicitConstraint(const mjModel* m, mjData* d, const mjtNum* mat, mjtNum* qfrc,
                           int solved);
 
