@@ -126,6 +126,28 @@ static ModelPtr SpinningPendulum(double h) {
   return m;
 }
 
+// The same pendulum hanging from a free body (no armature): the free joint's rotation turns the
+// lower hinge's subtree, its translation does not change M.
+static ModelPtr FloatingPendulum(double h) {
+  ModelPtr m = LoadModelOrFail(R"(
+    <mujoco>
+      <option integrator="implicit"><flag implicitpos="enable"/></option>
+      <worldbody>
+        <body>
+          <freejoint/>
+          <geom type="box" size="0.1 0.1 0.1" mass="1"/>
+          <body pos="0 0 -0.1">
+            <joint name="lower" type="hinge" axis="0 1 0"/>
+            <geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.03" mass="1"/>
+          </body>
+        </body>
+      </worldbody>
+      <actuator><position joint="lower" kp="0.5"/></actuator>
+    </mujoco>)");
+  if (m) m->opt.timestep = h;
+  return m;
+}
+
 // Catches: a step that turns a joint below another by more than mjMAXTURN at its slower end not
 // taken as ceil(turn / mjMAXTURN) steps of h/n (at most 64, a substep that turns too far divided
 // again, twice at most), each as mj_step's at h/n bit for bit; its time not advanced by exactly
@@ -136,28 +158,35 @@ static ModelPtr SpinningPendulum(double h) {
 // 64 of 0.17 rad, each 2), at 10 rad/s 0.1 rad (one step), from rest under 300 N m to about
 // 100 rad/s (one step), from 20 to about 32 rad/s under 36 N m (2 substeps, by the slower end:
 // the faster would take 3), from 29 to about 12 rad/s under -51 N m (one step: the start alone
-// would take 2); the upper at 87.5 rad/s (one step).
+// would take 2); the upper at 87.5 rad/s (one step). Below a free body: its rotation about x at
+// 87.5 rad/s (n 6), its translation at 87.5 m/s (one step).
 TEST_F(ImplicitPosMotion, TooFarATurnIsTakenAsSubsteps) {
   struct Case {
     int dof;  // the hinge that turns: 1 the lower, 0 the upper (a root: M does not change)
     double qvel, force;       // its speed and the force applied to it at the step's start
     std::vector<int> levels;  // substeps, the substeps of each, and of those
+    bool floating = false;    // FloatingPendulum: dof 0-2 its translation, 3-5 its rotation
   };
   const Case cases[] = {{1, 87.5, 0, {6}}, {1, 2000, 0, {64, 3}}, {1, 7e4, 0, {64, 64, 2}},
                         {1, 10, 0, {1}},   {0, 87.5, 0, {1}},     {1, 0, 300, {1}},
-                        {1, 20, 36, {2}},  {1, 29, -51, {1}}};
+                        {1, 20, 36, {2}},  {1, 29, -51, {1}},      {3, 87.5, 0, {6}, true},
+                        {0, 87.5, 0, {1}, true}};
   const double h = 0.01;
   for (const Case& c : cases) {
-    ModelPtr m = SpinningPendulum(h);
+    ModelPtr m = c.floating ? FloatingPendulum(h) : SpinningPendulum(h);
     ASSERT_TRUE(m);
+    auto init = [&](mjData* d) {
+      // the upper turning: the lower hanging straight out
+      d->qpos[m->jnt_qposadr[m->njnt - 1]] = c.dof || c.floating ? 0.3 : 0;
+      d->qvel[c.dof] = c.qvel;
+      d->qfrc_applied[c.dof] = c.force;
+      d->ctrl[0] = -0.2;
+    };
     DataPtr one(mj_makeData(m.get())), many(mj_makeData(m.get()));
     const double time = 1.37;  // a sum of substeps' h/n onto it is not time + h
     for (mjData* d : {one.get(), many.get()}) {
       d->time = time;
-      d->qpos[1] = c.dof ? 0.3 : 0;  // the upper turning: the lower hanging straight out
-      d->qvel[c.dof] = c.qvel;
-      d->qfrc_applied[c.dof] = c.force;
-      d->ctrl[0] = -0.2;
+      init(d);
     }
     mj_step(m.get(), one.get());
 
@@ -185,8 +214,9 @@ TEST_F(ImplicitPosMotion, TooFarATurnIsTakenAsSubsteps) {
       return mean;
     };
     std::vector<double> force = level(0);
-    std::string where = "dof " + std::to_string(c.dof) + ", qvel " + std::to_string(c.qvel) +
-                        ", force " + std::to_string(c.force);
+    std::string where = std::string(c.floating ? "floating, " : "") + "dof " +
+                        std::to_string(c.dof) + ", qvel " + std::to_string(c.qvel) + ", force " +
+                        std::to_string(c.force);
     for (int i = 0; i < m->nv; ++i) {
       EXPECT_EQ(one->qpos[i], many->qpos[i]) << where;
       EXPECT_EQ(one->qvel[i], many->qvel[i]) << where;
@@ -202,10 +232,7 @@ TEST_F(ImplicitPosMotion, TooFarATurnIsTakenAsSubsteps) {
 
   // the same step as a single step at h/2 x 2 is not it: the count matters
     DataPtr two(mj_makeData(m.get()));
-    two->qpos[1] = c.dof ? 0.3 : 0;
-    two->qvel[c.dof] = c.qvel;
-    two->qfrc_applied[c.dof] = c.force;
-    two->ctrl[0] = -0.2;
+    init(two.get());
     sub->opt.timestep = h / (2 * total);
     for (int i = 0; i < 2 * total; ++i) mj_step(sub.get(), two.get());
     bool differs = false;
