@@ -106,37 +106,22 @@ TEST_F(ImplicitPosMotion, BoundedWhereTheStepTurnsTooFar) {
 // A double pendulum whose lower hinge is under a weak servo (its step hardly changes the
 // velocity) and whose upper hinge is heavy (armature 10), flag on: the plain step's turn of the
 // lower hinge, h*|v+|, is about its qvel * h.
-static ModelPtr SpinningPendulum(double h) {
-  ModelPtr m = LoadModelOrFail(R"(
-    <mujoco>
-      <option integrator="implicit"><flag implicitpos="enable"/></option>
-      <worldbody>
-        <body>
-          <joint name="upper" type="hinge" axis="0 1 0" armature="10"/>
-          <geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.03" mass="1"/>
-          <body pos="0 0 -0.3">
-            <joint name="lower" type="hinge" axis="0 1 0"/>
-            <geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.03" mass="1"/>
-          </body>
-        </body>
-      </worldbody>
-      <actuator><position joint="lower" kp="0.5"/></actuator>
-    </mujoco>)");
-  if (m) m->opt.timestep = h;
-  return m;
-}
-
-// The same pendulum hanging from a free body (no armature): the free joint's rotation turns the
-// lower hinge's subtree, its translation does not change M.
-static ModelPtr FloatingPendulum(double h) {
-  ModelPtr m = LoadModelOrFail(R"(
-    <mujoco>
-      <option integrator="implicit"><flag implicitpos="enable"/></option>
-      <worldbody>
-        <body>
+// floating: the same pendulum hanging from a free body (no armature), whose rotation turns the
+// lower hinge's subtree and whose translation does not change M.
+static ModelPtr Pendulum(double h, bool floating) {
+  std::string upper = floating ? R"(
           <freejoint/>
           <geom type="box" size="0.1 0.1 0.1" mass="1"/>
-          <body pos="0 0 -0.1">
+          <body pos="0 0 -0.1">)"
+                               : R"(
+          <joint name="upper" type="hinge" axis="0 1 0" armature="10"/>
+          <geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.03" mass="1"/>
+          <body pos="0 0 -0.3">)";
+  ModelPtr m = LoadModelOrFail(R"(
+    <mujoco>
+      <option integrator="implicit"><flag implicitpos="enable"/></option>
+      <worldbody>
+        <body>)" + upper + R"(
             <joint name="lower" type="hinge" axis="0 1 0"/>
             <geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.03" mass="1"/>
           </body>
@@ -165,7 +150,7 @@ TEST_F(ImplicitPosMotion, TooFarATurnIsTakenAsSubsteps) {
     int dof;  // the hinge that turns: 1 the lower, 0 the upper (a root: M does not change)
     double qvel, force;       // its speed and the force applied to it at the step's start
     std::vector<int> levels;  // substeps, the substeps of each, and of those
-    bool floating = false;    // FloatingPendulum: dof 0-2 its translation, 3-5 its rotation
+    bool floating = false;    // Pendulum's free body: dof 0-2 its translation, 3-5 its rotation
   };
   const Case cases[] = {{1, 87.5, 0, {6}}, {1, 2000, 0, {64, 3}}, {1, 7e4, 0, {64, 64, 2}},
                         {1, 10, 0, {1}},   {0, 87.5, 0, {1}},     {1, 0, 300, {1}},
@@ -173,7 +158,7 @@ TEST_F(ImplicitPosMotion, TooFarATurnIsTakenAsSubsteps) {
                         {0, 87.5, 0, {1}, true}};
   const double h = 0.01;
   for (const Case& c : cases) {
-    ModelPtr m = c.floating ? FloatingPendulum(h) : SpinningPendulum(h);
+    ModelPtr m = Pendulum(h, c.floating);
     ASSERT_TRUE(m);
     auto init = [&](mjData* d) {
       // the upper turning: the lower hanging straight out
