@@ -21,6 +21,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <mujoco/mujoco.h>
@@ -215,6 +216,60 @@ MotionResult MeasureMotion(const MotionSetting& s, const std::string& model_dir)
   r.stock = RunMotion(m, s, Scheme::kStock, s.h);
   r.flag = RunMotion(m, s, Scheme::kBackwardEuler, s.h);
   r.weighted = RunMotion(m, s, Scheme::kWeighted, s.h);
+  mj_deleteModel(m);
+  return r;
+}
+
+std::vector<MotionSetting> WeightedMotionSettings() {
+  const std::pair<const char*, bool> subjects[] = {
+      {"chain2", false}, {"chain4", false}, {"chain7", false},   {"chain12", false},
+      {"arm7", false},   {"humanoid", true}, {"humanoid", false}};
+  const std::pair<Command, double> commands[] = {{Command::kRandom, 0.02},
+                                                 {Command::kRandom, 0.05},
+                                                 {Command::kStep, kMotionSeconds},
+                                                 {Command::kTrack, 0.5}};
+  std::vector<MotionSetting> settings;
+  for (auto [subject, contact] : subjects) {
+    for (auto [command, period] : commands) {
+      for (double fn : {10.0, 30.0, 100.0, 300.0}) {
+        for (double zeta : {0.0, 0.05, 0.3, 1.0}) {
+          for (double h : {0.002, 0.005, 0.010}) {
+            MotionSetting s;
+            s.subject = subject;
+            s.contact = contact;
+            s.command = command;
+            s.period = period;
+            s.fn = fn;
+            s.zeta = zeta;
+            s.h = h;
+            s.seed = 1;
+            settings.push_back(s);
+          }
+        }
+      }
+    }
+  }
+  return settings;
+}
+
+WeightedMotionResult MeasureWeightedMotion(const MotionSetting& s, const std::string& model_dir,
+                                           bool accuracy) {
+  WeightedMotionResult r;
+  r.setting = s;
+  mjModel* m = LoadMotionSubject(s, model_dir);
+  if (!m) return r;
+  r.loaded = true;
+  r.stock = RunMotion(m, s, Scheme::kStock, s.h);
+  r.flag = RunMotion(m, s, Scheme::kBackwardEuler, s.h);
+  r.weighted = RunMotion(m, s, Scheme::kWeighted, s.h);
+  if (accuracy && r.stock.bounded) {
+    double h_ref = MotionReferenceStep(s.h, s.fn);
+    MotionRun reference = RunMotion(m, s, Scheme::kStock, h_ref);
+    MotionRun half = RunMotion(m, s, Scheme::kStock, h_ref / 2);
+    r.stock_error = MotionError(r.stock, reference);
+    r.weighted_error = MotionError(r.weighted, reference);
+    r.judged = MotionError(reference, half) <= kMotionResolved * r.stock_error;
+  }
   mj_deleteModel(m);
   return r;
 }

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -70,12 +71,16 @@ class WarningCapture {
   }
 
  private:
-  static void Record(const char* msg) { active_->messages_.push_back(msg); }
+  static void Record(const char* msg) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    active_->messages_.push_back(msg);
+  }
 
   void (*previous_)(const char*);
   WarningCapture* outer_;
   std::vector<std::string> messages_;
   static inline WarningCapture* active_ = nullptr;
+  static inline std::mutex mutex_;  // warnings from OnEveryCore's threads
 };
 
 // Compiles an MJCF string; if it does not compile, the test fails with the compiler's message
