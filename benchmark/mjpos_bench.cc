@@ -175,6 +175,7 @@ int OnePart(const Options& opt) {
   if (opt.motion_only) {
     WriteMotion(md, MotionStudy(opt));
     WriteMotionHeldOut(md, MotionHeldOut(opt));
+    WriteMotionWeighted(md, MotionWeighted(opt));
   }
   std::printf("%s", md.str().c_str());
   return 0;
@@ -211,6 +212,7 @@ int Suite(const Options& opt, const std::string& machine, const std::string& ver
   std::vector<Part7DropRow> drops;
   std::vector<MotionResult> motion;
   std::vector<HeldOutRow> heldout;
+  std::vector<WeightedMotionResult> weighted;
   Phase("part 2: throughput at equal stiffness", [&]() { stiffness = EqualStiffness(opt); });
   Phase("part 4: equal accuracy on tracking", [&]() { accuracy = EqualAccuracy(opt); });
   Phase("part 5: the weighted mode on coupled models", [&]() { coupled = CoupledAccuracy(opt); });
@@ -223,6 +225,7 @@ int Suite(const Options& opt, const std::string& machine, const std::string& ver
   Phase("part 8: violent motion against the converged reference",
         [&]() { motion = MotionStudy(opt); });
   Phase("part 8: the held-out grids", [&]() { heldout = MotionHeldOut(opt); });
+  Phase("part 8: the weighted mode under motion", [&]() { weighted = MotionWeighted(opt); });
 
   std::ostringstream md;
   WriteCost(md, opt, machine, version, cases, callgrind_note);
@@ -234,6 +237,7 @@ int Suite(const Options& opt, const std::string& machine, const std::string& ver
   WriteContact(md, contact, drops);
   WriteMotion(md, motion);
   WriteMotionHeldOut(md, heldout);
+  WriteMotionWeighted(md, weighted);
   std::string text = md.str();
   std::printf("\n%s", text.c_str());
   std::ofstream out(opt.out);

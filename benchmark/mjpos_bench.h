@@ -335,6 +335,10 @@ struct HeldOutRow {
 };
 std::vector<HeldOutRow> MotionHeldOut(const Options& opt);
 
+// Part 8's suite of the weighted mode (support/motion.h, WeightedMotionSettings), with its
+// accuracy against stock where stock is bounded (smoke: one setting).
+std::vector<WeightedMotionResult> MotionWeighted(const Options& opt);
+
 //------------------------------------ report.cc: the markdown ------------------------------------
 
 // The title, the run's parameters and the table of part 1 (with its notes and the rst medians).
@@ -367,6 +371,11 @@ void WriteMotion(std::ostream& md, const std::vector<MotionResult>& rows);
 // The held-out grids: per grid, the settings, where the flag is bounded, where it diverged with
 // the reference bounded (each listed), and how often it substepped.
 void WriteMotionHeldOut(std::ostream& md, const std::vector<HeldOutRow>& rows);
+
+// The weighted mode's suite: per subject, where stock, the flag and the mode are bounded, where
+// the mode diverged with the flag bounded (each listed), and its error against stock's where
+// stock is bounded and the reference resolves it.
+void WriteMotionWeighted(std::ostream& md, const std::vector<WeightedMotionResult>& rows);
 
 }  // namespace mjpos::bench
 

@@ -15,7 +15,8 @@
 // Part 8: violent motion. The servo humanoid (on its floor and with contact off), chain12 and
 // arm7, every servo tuned from its reflected inertia to one f_n and zeta, under RL commands across
 // each joint's range (support/motion.h), each scheme against the converged reference; then the
-// held-out grids, on which no rule of the flag's substeps was chosen.
+// held-out grids, on which no rule of the flag's substeps was chosen; then the weighted mode's
+// suite.
 
 #include <string>
 #include <utility>
@@ -126,6 +127,16 @@ std::vector<HeldOutRow> MotionHeldOut(const Options& opt) {
                             RunMotion(m, r.setting, Scheme::kStock, h_ref / 2).bounded;
     }
     mj_deleteModel(m);
+  });
+  return rows;
+}
+
+std::vector<WeightedMotionResult> MotionWeighted(const Options& opt) {
+  std::vector<MotionSetting> settings = WeightedMotionSettings();
+  if (opt.smoke) settings.resize(1);
+  std::vector<WeightedMotionResult> rows(settings.size());
+  OnEveryCore(settings.size(), [&](size_t i) {
+    rows[i] = MeasureWeightedMotion(settings[i], MJPOS_MODEL_DIR, true);
   });
   return rows;
 }

@@ -448,4 +448,54 @@ void WriteMotionHeldOut(std::ostream& md, const std::vector<HeldOutRow>& rows) {
   for (const std::string& f : failures) md << "- " << f << "\n";
 }
 
+void WriteMotionWeighted(std::ostream& md, const std::vector<WeightedMotionResult>& rows) {
+  md << "\n### The weighted mode under motion\n\n";
+  md << "The suite of support/motion.h (WeightedMotionSettings): stock, the flag and the weighted "
+        "mode at h; where stock is bounded, each error against the reference, judged where "
+        "halving the reference's step moves it by at most a tenth of stock's error (a chaotic "
+        "run is not).\n\n";
+  md << "| subject | settings | stock | flag | weighted | weighted diverged, flag bounded | "
+        "judged | weighted within 1.05x stock | worst weighted / stock |\n"
+        "|---|---|---|---|---|---|---|---|---|\n";
+  std::vector<std::string> failures;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const MotionSetting& first = rows[i].setting;
+    if (i && rows[i - 1].setting.subject == first.subject &&
+        rows[i - 1].setting.contact == first.contact) {
+      continue;
+    }
+    int n = 0, stock = 0, flag = 0, weighted = 0, lost = 0, judged = 0, within = 0;
+    double worst = 0;
+    for (size_t j = i; j < rows.size() && rows[j].setting.subject == first.subject &&
+                       rows[j].setting.contact == first.contact;
+         ++j) {
+      const WeightedMotionResult& r = rows[j];
+      if (!r.loaded) continue;
+      n++;
+      stock += r.stock.bounded;
+      flag += r.flag.bounded;
+      weighted += r.weighted.bounded;
+      const MotionSetting& s = r.setting;
+      std::string period = s.command == Command::kStep ? "" : Fmt(" (%g s)", s.period);
+      std::string where = Fmt("%s%s, %s%s, f_n %g Hz, zeta %g, h %g ms", s.subject.c_str(),
+                              s.contact ? "" : " (contact off)", CommandName(s.command),
+                              period.c_str(), s.fn, s.zeta, 1e3 * s.h);
+      if (r.flag.bounded && !r.weighted.bounded) {
+        lost++;
+        failures.push_back(where + Fmt(": the weighted mode diverged at %.3f s", r.weighted.t_div));
+      }
+      if (r.judged) {
+        judged++;
+        double ratio = r.weighted_error / r.stock_error;
+        within += ratio <= 1.05;
+        worst = std::max(worst, ratio);
+      }
+    }
+    md << Fmt("| %s%s | %d | %d | %d | %d | %s%d%s | %d | %d | %.3g |\n", first.subject.c_str(),
+              first.contact ? "" : " (contact off)", n, stock, flag, weighted, lost ? "**" : "",
+              lost, lost ? "**" : "", judged, within, worst);
+  }
+  for (const std::string& f : failures) md << "- " << f << "\n";
+}
+
 }  // namespace mjpos::bench
