@@ -145,18 +145,21 @@ static ModelPtr Pendulum(double h, bool floating) {
 // 100 rad/s (one step), from 20 to about 32 rad/s under 36 N m (2 substeps, by the slower end:
 // the faster would take 3), from 29 to about 12 rad/s under -51 N m (one step: the start alone
 // would take 2); the upper at 87.5 rad/s (one step). Below a free body: its rotation about x at
-// 87.5 rad/s (n 6), its translation at 87.5 m/s (one step).
+// 87.5 rad/s (n 6), its translation at 87.5 m/s (one step). After bad-state warnings of earlier
+// steps (their counts 1 and 2), the time still advances by exactly h.
 TEST_F(ImplicitPosMotion, TooFarATurnIsTakenAsSubsteps) {
   struct Case {
     int dof;  // the hinge that turns: 1 the lower, 0 the upper (a root: M does not change)
     double qvel, force;       // its speed and the force applied to it at the step's start
     std::vector<int> levels;  // substeps, the substeps of each, and of those
     bool floating = false;    // Pendulum's free body: dof 0-2 its translation, 3-5 its rotation
+    int warned = 0;           // the bad qpos, qvel and qacc warnings of earlier steps: each count
   };
   const Case cases[] = {{1, 87.5, 0, {6}}, {1, 2000, 0, {64, 3}}, {1, 7e4, 0, {64, 64, 2}},
                         {1, 10, 0, {1}},   {0, 87.5, 0, {1}},     {1, 0, 300, {1}},
                         {1, 20, 36, {2}},  {1, 29, -51, {1}},      {3, 87.5, 0, {6}, true},
-                        {0, 87.5, 0, {1}, true}};
+                        {0, 87.5, 0, {1}, true},   {1, 87.5, 0, {6}, false, 1},
+                        {1, 87.5, 0, {6}, false, 2}};
   const double h = 0.01;
   for (const Case& c : cases) {
     ModelPtr m = Pendulum(h, c.floating);
@@ -167,6 +170,7 @@ TEST_F(ImplicitPosMotion, TooFarATurnIsTakenAsSubsteps) {
       d->qvel[c.dof] = c.qvel;
       d->qfrc_applied[c.dof] = c.force;
       d->ctrl[0] = -0.2;
+      for (int w : {mjWARN_BADQPOS, mjWARN_BADQVEL, mjWARN_BADQACC}) d->warning[w].number = c.warned;
     };
     DataPtr one(mj_makeData(m.get())), many(mj_makeData(m.get()));
     const double time = 1.37;  // a sum of substeps' h/n onto it is not time + h
@@ -202,7 +206,7 @@ TEST_F(ImplicitPosMotion, TooFarATurnIsTakenAsSubsteps) {
     std::vector<double> force = level(0);
     std::string where = std::string(c.floating ? "floating, " : "") + "dof " +
                         std::to_string(c.dof) + ", qvel " + std::to_string(c.qvel) + ", force " +
-                        std::to_string(c.force);
+                        std::to_string(c.force) + ", warned " + std::to_string(c.warned);
     for (int i = 0; i < m->nv; ++i) {
       EXPECT_EQ(one->qpos[i], many->qpos[i]) << where;
       EXPECT_EQ(one->qvel[i], many->qvel[i]) << where;
