@@ -433,12 +433,8 @@ void WriteMotionHeldOut(std::ostream& md, const std::vector<HeldOutRow>& rows) {
       substeps += r.flag.substeps;
       if (!r.flag.bounded && r.reference_bounded) {
         lost++;
-        const MotionSetting& s = r.setting;
-        std::string period = s.command == Command::kStep ? "" : Fmt(" (%g s)", s.period);
-        failures.push_back(Fmt("%s: %s%s, %s%s, f_n %g Hz, zeta %g, h %g ms: diverged at %.3f s",
-                               r.grid.c_str(), s.subject.c_str(), s.contact ? "" : " (contact off)",
-                               CommandName(s.command), period.c_str(), s.fn, s.zeta, 1e3 * s.h,
-                               r.flag.t_div));
+        failures.push_back(Fmt("%s: %s: diverged at %.3f s", r.grid.c_str(),
+                               MotionSettingName(r.setting).c_str(), r.flag.t_div));
       }
     }
     md << Fmt("| %s | %d | %d | %s%d%s | %.1f %% | %.1f |\n", rows[i].grid.c_str(), n, flag,
@@ -475,14 +471,10 @@ void WriteMotionWeighted(std::ostream& md, const std::vector<WeightedMotionResul
       stock += r.stock.bounded;
       flag += r.flag.bounded;
       weighted += r.weighted.bounded;
-      const MotionSetting& s = r.setting;
-      std::string period = s.command == Command::kStep ? "" : Fmt(" (%g s)", s.period);
-      std::string where = Fmt("%s%s, %s%s, f_n %g Hz, zeta %g, h %g ms", s.subject.c_str(),
-                              s.contact ? "" : " (contact off)", CommandName(s.command),
-                              period.c_str(), s.fn, s.zeta, 1e3 * s.h);
       if (r.flag.bounded && !r.weighted.bounded) {
         lost++;
-        failures.push_back(where + Fmt(": the weighted mode diverged at %.3f s", r.weighted.t_div));
+        failures.push_back(MotionSettingName(r.setting) +
+                           Fmt(": the weighted mode diverged at %.3f s", r.weighted.t_div));
       }
       if (r.judged) {
         judged++;

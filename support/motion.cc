@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <random>
@@ -146,6 +147,16 @@ std::vector<double> MotionControls(const mjModel* m, const MotionSetting& s, dou
     }
   }
   return ctrl;
+}
+
+std::string MotionSettingName(const MotionSetting& s) {
+  char text[256];
+  char period[32] = "";
+  if (s.command != Command::kStep) std::snprintf(period, sizeof(period), " (%g s)", s.period);
+  std::snprintf(text, sizeof(text), "%s%s, %s%s, f_n %g Hz, zeta %g, h %g ms", s.subject.c_str(),
+                s.contact ? "" : " (contact off)", CommandName(s.command), period, s.fn, s.zeta,
+                1e3 * s.h);
+  return text;
 }
 
 MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h) {

@@ -85,6 +85,10 @@ mjModel* LoadMotionSubject(const MotionSetting& s, const std::string& model_dir,
 // actuators that are not servos on a joint stay 0).
 std::vector<double> MotionControls(const mjModel* m, const MotionSetting& s, double h);
 
+// s in words, for tables and failure messages: "subject (contact off), command (period s), f_n
+// F Hz, zeta Z, h H ms" (no period for a step).
+std::string MotionSettingName(const MotionSetting& s);
+
 // Runs scheme `scheme` of m (from LoadMotionSubject for s) at timestep h under s's command for
 // kMotionSeconds from qpos0 (m's timestep and flags are set; MuJoCo's warnings are the caller's).
 MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h);

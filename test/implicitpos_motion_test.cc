@@ -170,7 +170,9 @@ TEST_F(ImplicitPosMotion, TooFarATurnIsTakenAsSubsteps) {
       d->qvel[c.dof] = c.qvel;
       d->qfrc_applied[c.dof] = c.force;
       d->ctrl[0] = -0.2;
-      for (int w : {mjWARN_BADQPOS, mjWARN_BADQVEL, mjWARN_BADQACC}) d->warning[w].number = c.warned;
+      for (int w : {mjWARN_BADQPOS, mjWARN_BADQVEL, mjWARN_BADQACC}) {
+        d->warning[w].number = c.warned;
+      }
     };
     DataPtr one(mj_makeData(m.get())), many(mj_makeData(m.get()));
     const double time = 1.37;  // a sum of substeps' h/n onto it is not time + h
@@ -255,10 +257,7 @@ TEST_F(ImplicitPosMotion, WeightedBoundedWhereverTheFlagIs) {
     weighted += r.weighted.bounded;
     if (r.flag.bounded && !r.weighted.bounded) {
       nlost++;
-      lost += s.subject + (s.contact ? "" : " (contact off)") + ", " + CommandName(s.command) +
-              " " + std::to_string(s.period) + " s, f_n " + std::to_string(s.fn) + ", zeta " +
-              std::to_string(s.zeta) + ", h " + std::to_string(s.h) + ": diverged at " +
-              std::to_string(r.weighted.t_div) + " s\n";
+      lost += MotionSettingName(s) + ": diverged at " + std::to_string(r.weighted.t_div) + " s\n";
     }
   }
   EXPECT_LE(nlost, flag / 100) << "the flag bounded, the weighted mode not:\n" << lost;
