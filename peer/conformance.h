@@ -12,7 +12,7 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-// One step of this product against one step of upstream's 3.14 build, on the contact- and
+// One step of this product against one step of upstream's 4.0 build, on the contact- and
 // constraint-free in-scope models of the test suite. Used by the conformance tests (which assert
 // the tolerances) and by the side-by-side table (which prints what they reach).
 
@@ -53,8 +53,8 @@ std::vector<Subject> ConformanceSubjects(const std::string& model_dir);
 struct OneStep {
   std::vector<double> flag;      // ours: implicit + mjENBL_IMPLICITPOS
   std::vector<double> off;       // ours: implicit, flag off (stock)
-  std::vector<double> discrete;  // 3.14: integrator="discrete"
-  std::vector<double> implicit;  // 3.14: integrator="implicit"
+  std::vector<double> discrete;  // 4.0: integrator="discrete"
+  std::vector<double> implicit;  // 4.0: integrator="implicit"
   // (M - h D + h^2 K) dv/h = f - h K v, solved densely with K and D from central differences of
   // our forces: D with the velocity derivative of the bias (Coriolis/centripetal) force, as our
   // implicit integrator has it, and D without it, as discrete and implicitfast have it.
@@ -68,7 +68,10 @@ struct OneStep {
 
 // One step of every subject from its deterministic test state: joint angles and servo targets
 // away from rest, and qvel = 0 (at_rest) or a velocity on every dof. One driver run for all.
-std::vector<OneStep> StepAll(const std::vector<Subject>& subjects, bool at_rest);
+// With driver_args kWarp the upstream steps are MuJoCo Warp's, and a subject it cannot run has
+// them empty.
+std::vector<OneStep> StepAll(const std::vector<Subject>& subjects, bool at_rest,
+                             const std::string& driver_args = "");
 
 }  // namespace mjpos::peer
 

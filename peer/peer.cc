@@ -52,18 +52,12 @@ class TempFile {
   std::string path_;
 };
 
-std::string Quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 // runs the driver with input on stdin; its stdout
 std::string Drive(const std::string& input, const std::string& args) {
   TempFile in, out;
   std::ofstream(in.path()) << input;
-  std::string cmd = Quote(MJPOS_NODE) + " " + Quote(MJPOS_PEER_DRIVER) + " " + args + " < " +
-                    Quote(in.path()) + " > " + Quote(out.path());
+  std::string cmd = DriverCommand() + " " + args + " < " + Quote(in.path()) + " > " +
+                    Quote(out.path());
   if (std::system(cmd.c_str()) != 0) {
     throw std::runtime_error("peer: the driver failed: " + cmd);
   }
@@ -82,21 +76,29 @@ Json IntArray(const T* x, int n) {
 
 }  // namespace
 
+std::string Quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string DriverCommand() { return Quote(MJPOS_PEER_PYTHON) + " " + Quote(MJPOS_PEER_DRIVER); }
+
 std::string ReadFile(const std::string& path) {
   std::ifstream f(path);
   if (!f) throw std::runtime_error("peer: cannot read " + path);
   return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-Json Run(const Json& jobs) {
-  Json out = Json::parse(Drive(Json{{"jobs", jobs}}.dump(), ""));
+Json Run(const Json& jobs, const std::string& args) {
+  Json out = Json::parse(Drive(Json{{"jobs", jobs}}.dump(), args));
   Json results = out.at("results");
   if (results.size() != jobs.size()) throw std::runtime_error("peer: result count differs");
   return results;
 }
 
-std::string Version() {
-  std::string v = Drive("", "--version");
+std::string Version(const std::string& args) {
+  std::string v = Drive("", args + " --version");
   while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
   return v;
 }
@@ -112,8 +114,8 @@ Json StateJob(const std::string& xml, const std::string& integrator, const mjMod
 }
 
 Json ServoEdits(const mjModel* m) {
-  // The byte fields (ctrllimited, forcelimited) are not writable through the WASM bindings: an
-  // unlimited control or force becomes a range that clamps nothing.
+  // An unlimited control or force becomes a range that clamps nothing: the byte fields
+  // (ctrllimited, forcelimited) and their defaults differ between MuJoCo versions.
   std::vector<double> ctrlrange(m->actuator_ctrlrange, m->actuator_ctrlrange + 2 * m->nu);
   std::vector<double> forcerange(m->actuator_forcerange, m->actuator_forcerange + 2 * m->nu);
   for (int i = 0; i < m->nu; ++i) {

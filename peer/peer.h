@@ -12,10 +12,11 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-// The C++ side of the peer suite: runs jobs on upstream MuJoCo's official build (3.14, through
-// peer/driver.mjs under Node.js) and gives the results to the comparisons. The job format is
-// documented in driver.mjs; this header adds what both sides share: the state of a model of ours
-// as a job, and the servo edits of mjpos::MakeServos as mjModel field values.
+// The C++ side of the peer suite: runs jobs on upstream MuJoCo's official native build (4.0,
+// through peer/driver.py in the build tree's peer-venv/) and gives the results to the
+// comparisons. The job format is documented in driver.py; this header adds what both sides
+// share: the state of a model of ours as a job, and the servo edits of mjpos::MakeServos as
+// mjModel field values.
 
 #ifndef MJPOS_PEER_PEER_H_
 #define MJPOS_PEER_PEER_H_
@@ -33,10 +34,14 @@ using Json = nlohmann::json;
 
 // Runs the jobs (a JSON array) in one driver process; returns the array of results, one per job,
 // in order. Throws std::runtime_error if the driver cannot run or its output does not parse.
-Json Run(const Json& jobs);
+// args: the driver's options, e.g. kWarp.
+Json Run(const Json& jobs, const std::string& args = "");
 
-// The version string of the peer build (mj_versionString).
-std::string Version();
+// The version string of the peer build (mj_versionString), or with args that of its backend.
+std::string Version(const std::string& args = "");
+
+// The driver's option that steps the jobs with MuJoCo Warp on the CPU (peer/driver.py).
+inline constexpr char kWarp[] = "--warp=cpu";
 
 // A job for the peer: MJCF text, integrator name, and the state and controls of d (qpos, qvel,
 // act, ctrl) so that both sides step from the same state.
@@ -57,6 +62,12 @@ Json MotionJob(const MotionSetting& s, const std::string& model_dir,
 
 // A result's array field ("report" or "trace" entry) as numbers; NaN where the driver wrote null.
 std::vector<double> Numbers(const Json& array);
+
+// The shell command that runs the driver (reads jobs on stdin, writes results on stdout).
+std::string DriverCommand();
+
+// s quoted for a POSIX shell.
+std::string Quote(const std::string& s);
 
 // The MJCF text of a file (the peer compiles from a string).
 std::string ReadFile(const std::string& path);

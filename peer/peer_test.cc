@@ -13,7 +13,7 @@
 // limitations under the License.
 
 // Conformance with upstream's own build: one step of our implicit + mjENBL_IMPLICITPOS against
-// MuJoCo 3.14's integrator="discrete", and flag-off implicit against 3.14's implicit, on the
+// MuJoCo 4.0's integrator="discrete", and flag-off implicit against 4.0's implicit, on the
 // contact- and constraint-free in-scope models (peer/conformance.h).
 
 #include <cmath>
@@ -68,7 +68,7 @@ std::vector<OneStep>* PeerConformance::rest_ = nullptr;
 std::vector<OneStep>* PeerConformance::moving_ = nullptr;
 
 // Catches: the peer is not the pinned upstream build.
-TEST(PeerDriver, IsUpstream314) { EXPECT_EQ(Version(), "3.14.0"); }
+TEST(PeerDriver, IsUpstream40) { EXPECT_EQ(Version(), "4.0.1"); }
 
 // Catches: the driver's contact samples (support/contact.h's ContactSample: summed normal
 // force, mean penetration, contact count; "xpos[i]" elements; one sample every `every` steps)

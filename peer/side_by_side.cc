@@ -13,10 +13,14 @@
 // limitations under the License.
 
 // The side-by-side table: this product (MuJoCo 2.2.2 + mjENBL_IMPLICITPOS) against upstream's
-// MuJoCo 3.14 (integrator="discrete", "implicit", "implicitfast"; the official build through
-// peer/driver.mjs). Run by the main job (tools/bench.sh); prints markdown and writes it to --out.
+// MuJoCo 4.0 (integrator="discrete", "implicit", "implicitfast"; the official native build
+// through peer/driver.py) and MuJoCo Warp where installed. Run by the main job (tools/bench.sh);
+// prints markdown and writes it to --out.
 //
 //   mjpos_peer_table [--out=FILE] [--repetitions=N] [--contact_only] [--motion_only]
+//                    [--cost_only] [--warp_only]
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -32,6 +36,13 @@
 #include <vector>
 
 #include <mujoco/mujoco.h>
+// Callgrind's client requests (from Debian's valgrind package)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_START_INSTRUMENTATION
+#endif
+
 #include "peer/conformance.h"
 #include "peer/peer.h"
 #include "support/contact.h"
@@ -45,6 +56,10 @@ namespace {
 constexpr double kInertia = 0.01576;
 constexpr char kHumanoid[] = MJPOS_MODEL_DIR "/humanoid/humanoid.xml";
 constexpr int kGridTop = 12;  // decade grid 1e0 ... 1e12
+constexpr double kContactH = 0.005;  // timestep of the contact cases
+constexpr int kCostWarmup = 50;      // cost table: steps to the warm state,
+constexpr int kCostSteps = 50;       // steps counted under callgrind,
+constexpr int kCostWallSteps = 500;  // steps timed
 
 std::string Fmt(const char* format, double x) {
   char buf[64];
@@ -56,6 +71,7 @@ std::string Sci(double x) { return Fmt("%.3g", x); }
 // a model on both sides, and how to start it
 struct Case {
   std::string xml;
+  std::string file;  // the MJCF file, if the model has <include> files (xml is then empty)
   Json edits = Json::object();
   std::vector<std::string> disable;
   ModelPtr m;
@@ -174,7 +190,7 @@ void Conformance(std::ostream& out) {
          "gains (`peer/conformance.h`; the tests assert 1e-12 where the two should agree). "
          "'dense' is `(M − hD + h²K)Δv/h = f − hKv` from central differences of our forces, "
          "with the bias force's velocity derivative (ours) or without it (discrete).\n\n"
-         "| model | rest: flag vs discrete | flag off vs 3.14 implicit | moving: flag vs "
+         "| model | rest: flag vs discrete | flag off vs 4.0 implicit | moving: flag vs "
          "discrete | moving: flag vs dense | moving: discrete vs dense without bias term |\n"
          "|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
@@ -251,9 +267,9 @@ void LargestStableTable(std::ostream& out) {
   out << "## Largest stable gain\n\n"
          "h = 5 ms, 2 s (400 steps), decade grid 1e0 … 1e12: the largest kp up to which every "
          "gain of the grid stays stable (no bad-qpos/qvel/qacc warning, finite state). Ours: "
-         "`implicit` with the flag off (stock) and on; 3.14: the three integrators.\n\n"
-         "| model | stock implicit | implicit + flag | 3.14 implicit | 3.14 implicitfast | "
-         "3.14 discrete |\n|---|---|---|---|---|---|\n";
+         "`implicit` with the flag off (stock) and on; 4.0: the three integrators.\n\n"
+         "| model | stock implicit | implicit + flag | 4.0 implicit | 4.0 implicitfast | "
+         "4.0 discrete |\n|---|---|---|---|---|---|\n";
   for (const Row& row : rows) {
     Stability s = LargestStable(row.make, steps);
     out << "| " << row.name << " | " << Kp(s.stock) << " | " << Kp(s.flag) << " | "
@@ -279,7 +295,7 @@ void AccuracyTable(std::ostream& out) {
          "One hinge, I = 0.01576, kp = I·ω², kv = 2ζ·√(kp·I), unit step from rest, h = 5 ms; "
          "RMS of q − q_exact over the steps k = 1 … n, n = max(⌈20/(ω h)⌉, 50), q_exact the "
          "continuous PD response. 'unstable': the scheme diverges there.\n\n"
-         "| hω | ζ | stock implicit | implicit + flag | 3.14 discrete | 3.14 implicit | "
+         "| hω | ζ | stock implicit | implicit + flag | 4.0 discrete | 4.0 implicit | "
          "implicit + flag + posweight |\n"
          "|---|---|---|---|---|---|---|\n";
   struct Point {
@@ -380,7 +396,7 @@ void ReportTable(std::ostream& out) {
   for (int k = 0; k < 2; ++k) {
     const Json& r = results[k]["report"];
     std::vector<double> s = Numbers(r["sensordata"]);
-    cols.push_back({k ? "3.14 discrete" : "3.14 implicit", Numbers(r["qvel"])[0],
+    cols.push_back({k ? "4.0 discrete" : "4.0 implicit", Numbers(r["qvel"])[0],
                     Numbers(r["qacc"])[0], Numbers(r["qfrc_actuator"])[0],
                     Numbers(r["actuator_force"])[0], {s[0], s[1], s[2]},
                     {kNone, kNone, kNone}});
@@ -389,7 +405,7 @@ void ReportTable(std::ostream& out) {
          "One hinge servo above the stock cap (I 0.01576, kp 1e5, kv 1, h 5 ms), unit step "
          "from rest, after one `mj_step`. `(v⁺ − v)/h` is the acceleration the step applied, "
          "`I·(v⁺ − v)/h` the force. Sensors are evaluated in the step's `mj_forward`, before "
-         "the update, on both sides. The `*_step` outputs are ours alone; 3.14 has "
+         "the update, on both sides. The `*_step` outputs are ours alone; 4.0 has "
          "none (—).\n\n"
          "| | ";
   for (const Column& col : cols) out << col.name << " | ";
@@ -421,71 +437,199 @@ void ReportTable(std::ostream& out) {
 
 //---------------------------------------- 5. cost ------------------------------------------------
 
-void CostTable(std::ostream& out, int repetitions) {
-  const int steps = 500;
-  struct Row {
-    std::string name;
-    std::function<Case()> make;
-  };
-  std::vector<Row> rows = {
-      {"humanoid (motors, as shipped)",
-       [] {
-         Case c = XmlCase(ReadFile(kHumanoid), [](const mjModel* m, mjData* d) {
-           mj_forward(m, d);
-         });
-         c.m->opt.integrator = mjINT_IMPLICIT;
-         return c;
-       }},
-      {"servo humanoid (kp 1e3, kv 1)", [] { return HumanoidCase(1e3, 1, true); }},
-  };
-  out << "## Cost\n\n"
-         "Wall clock of " << steps << " steps from the same state, " << repetitions
-      << " interleaved repetitions, median of the per-repetition ratios (min … max). 3.14: "
-         "inside the one WebAssembly build under Node.js; ours: native, in one process. Wall "
-         "clock on a shared machine scatters by ±30 %: for ours the instruction counts of the "
-         "main job's cost table decide.\n\n"
-         "| model | 3.14 discrete / implicitfast | 3.14 discrete / implicit "
-         "| ours flag on / off |\n"
-         "|---|---|---|---|\n";
-  for (const Row& row : rows) {
-    Case c = row.make();
-    Json jobs = Json::array();
-    std::vector<std::string> integrators = {"discrete", "implicitfast", "implicit"};
-    for (int r = 0; r <= repetitions; ++r) {  // the first is a warm-up, not counted
+// The models of the cost table under `implicit`: part 1's of the main job (benchmark/cost.cc:
+// humanoid as shipped, the servo humanoid at kp 100 kv 10, humanoid100, arm7 and chain10 at kp
+// 20 kv 1, h 2 ms) and part 7's standing contact cases at kp 1e3, kv 0, h 5 ms.
+std::vector<std::pair<std::string, Case>> CostCases() {
+  std::vector<std::pair<std::string, Case>> cases;
+  auto forward = [](const mjModel* m, mjData* d) { mj_forward(m, d); };
+  cases.push_back({"humanoid", XmlCase(ReadFile(kHumanoid), forward)});
+  Case servo = HumanoidCase(100, 10, true);
+  servo.start = forward;
+  cases.push_back({"servo humanoid", std::move(servo)});
+  Case humanoid100;
+  humanoid100.file = MJPOS_MODEL_DIR "/humanoid100/humanoid100.xml";
+  char error[1000] = "";
+  humanoid100.m.reset(mj_loadXML(humanoid100.file.c_str(), nullptr, error, sizeof(error)));
+  if (!humanoid100.m) {
+    std::cerr << humanoid100.file << ": " << error << "\n";
+    std::exit(1);
+  }
+  humanoid100.start = forward;
+  cases.push_back({"humanoid100", std::move(humanoid100)});
+  cases.push_back({"arm7", XmlCase(ChainXml(7, 20, 1, 0.002), forward)});
+  cases.push_back({"chain10", XmlCase(ChainXml(10, 20, 1, 0.002), forward)});
+  for (const ContactCase& cc : StandingCases()) {
+    std::string xml;
+    Case c;
+    c.m.reset(LoadContactCase(cc, MJPOS_MODEL_DIR, 1e3, 0, kContactH, &xml));
+    c.xml = xml;
+    if (cc.servos) c.edits = ServoEdits(c.m.get());
+    c.start = forward;
+    cases.push_back({cc.name, std::move(c)});
+  }
+  for (auto& [name, c] : cases) c.m->opt.integrator = mjINT_IMPLICIT;
+  return cases;
+}
+
+// The case's warm state: its start and kCostWarmup steps of `implicit` with the flag (a pose
+// that every scheme starts from, held where stock's gains are beyond its cap); whether stable.
+bool WarmUp(Case& c, mjData* d) {
+  mj_resetData(c.m.get(), d);
+  c.start(c.m.get(), d);
+  SetEnable(c.m.get(), mjENBL_IMPLICITPOS, true);
+  bool stable = StepStable(c.m.get(), d, kCostWarmup);
+  SetEnable(c.m.get(), mjENBL_IMPLICITPOS, false);
+  return stable;
+}
+
+// the peer's job stepping the case from its warm state, solver warm start included
+Json WarmJob(Case& c, const std::string& integrator, int steps) {
+  DataPtr d(mj_makeData(c.m.get()));
+  WarmUp(c, d.get());
+  Json job = StateJob(c.xml, integrator, c.m.get(), d.get());
+  job["qacc_warmstart"] = std::vector<double>(d->qacc_warmstart, d->qacc_warmstart + c.m->nv);
+  if (!c.file.empty()) {
+    job.erase("xml");
+    job["file"] = c.file;
+  }
+  job["model"] = c.edits;
+  job["disable"] = c.disable;
+  job["steps"] = steps;
+  return job;
+}
+
+// the --profile mode, run by CostTable under callgrind: case i from its warm state, which it
+// reaches uninstrumented, kCostSteps steps with the flag on or off
+int Profile(int i, bool flag) {
+  auto cases = CostCases();
+  if (i < 0 || i >= static_cast<int>(cases.size())) return 2;
+  Case& c = cases[i].second;
+  DataPtr d(mj_makeData(c.m.get()));
+  if (!WarmUp(c, d.get())) return 3;
+  SetEnable(c.m.get(), mjENBL_IMPLICITPOS, flag);
+  CALLGRIND_START_INSTRUMENTATION;
+  return StepStable(c.m.get(), d.get(), kCostSteps) ? 0 : 3;
+}
+
+// this program, quoted for a shell
+std::string SelfCommand() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return Quote(n > 0 ? std::string(buf, n) : "mjpos_peer_table");
+}
+
+// instructions per step inside mj_step of a command run under callgrind, NaN if it fails; the
+// command's stdout in *output
+double Instructions(const std::string& command, const std::string& input, std::string* output) {
+  char name[] = "/tmp/mjpos_cost_XXXXXX";
+  int fd = mkstemp(name);
+  if (fd < 0) return NAN;
+  close(fd);
+  std::string path = name;
+  std::string in = path + ".json";
+  if (!input.empty()) std::ofstream(in) << input;
+  std::string cmd = "valgrind --tool=callgrind --toggle-collect=mj_step --callgrind-out-file=" +
+                    path + " " + command + (input.empty() ? "" : " < " + in) + " > " + path +
+                    ".out 2>/dev/null";
+  double total = NAN;
+  if (std::system(cmd.c_str()) == 0) {
+    *output = ReadFile(path + ".out");
+    std::ifstream f(path);
+    for (std::string line; std::getline(f, line);) {
+      if (line.rfind("totals:", 0) == 0) total = std::strtod(line.c_str() + 7, nullptr);
+    }
+  }
+  std::remove(path.c_str());
+  std::remove((path + ".out").c_str());
+  std::remove(in.c_str());
+  return total / kCostSteps;
+}
+
+void CostTable(std::ostream& out, const std::string& self, int repetitions) {
+  const std::vector<std::string> integrators = {"implicitfast", "implicit", "discrete"};
+  auto cases = CostCases();
+  const int n = cases.size();
+
+  // instructions: each (case, scheme) in its own process under callgrind, on every core
+  std::vector<double> instr(5 * n, NAN);
+  OnEveryCore(instr.size(), [&](size_t k) {
+    int i = k / 5, col = k % 5;
+    std::string output;
+    if (col < 2) {
+      instr[k] = Instructions("--instr-atstart=no " + self + " --profile=" +
+                                  std::to_string(i) + ":" + std::to_string(col), "", &output);
+    } else {
+      Json jobs = Json::array({WarmJob(cases[i].second, integrators[col - 2], kCostSteps)});
+      instr[k] = Instructions(DriverCommand(), Json{{"jobs", jobs}}.dump(), &output);
+      // a count only where all steps were taken and stable
+      Json r = output.empty() ? Json() : Json::parse(output)["results"][0];
+      if (!r.is_object() || !r.value("stable", false) || r.value("steps", 0) != kCostSteps) {
+        instr[k] = NAN;
+      }
+    }
+  });
+
+  // wall clock: per repetition and case, the three upstream integrators in one driver process,
+  // then ours off and on
+  std::vector<std::vector<std::vector<double>>> wall(n, std::vector<std::vector<double>>(5));
+  for (int r = 0; r <= repetitions; ++r) {  // the first is a warm-up, not counted
+    for (int i = 0; i < n; ++i) {
+      Case& c = cases[i].second;
+      Json jobs = Json::array();
       for (const std::string& integrator : integrators) {
-        Json job = PeerJob(c, integrator, steps);
+        Json job = WarmJob(c, integrator, kCostWallSteps);
         job["timed"] = true;
         jobs.push_back(job);
       }
-    }
-    Json results = Run(jobs);
-    std::vector<double> fast, impl, ours;
-    for (int r = 0; r < repetitions; ++r) {
-      double t[3];
-      for (int i = 0; i < 3; ++i) t[i] = results[3 * (r + 1) + i]["seconds"].get<double>();
-      fast.push_back(t[0] / t[1]);
-      impl.push_back(t[0] / t[2]);
-    }
-    DataPtr d(mj_makeData(c.m.get()));
-    for (int r = 0; r < repetitions; ++r) {
-      double t[2];
+      Json results = Run(jobs);
+      DataPtr d(mj_makeData(c.m.get()));
+      double t[5];
       for (int flag = 0; flag < 2; ++flag) {
+        WarmUp(c, d.get());
         SetEnable(c.m.get(), mjENBL_IMPLICITPOS, flag);
-        mj_resetData(c.m.get(), d.get());
-        c.start(c.m.get(), d.get());
         auto t0 = std::chrono::steady_clock::now();
-        for (int k = 0; k < steps; ++k) mj_step(c.m.get(), d.get());
+        for (int k = 0; k < kCostWallSteps; ++k) mj_step(c.m.get(), d.get());
         t[flag] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         SetEnable(c.m.get(), mjENBL_IMPLICITPOS, false);
       }
-      ours.push_back(t[1] / t[0]);
+      for (int k = 0; k < 3; ++k) t[2 + k] = results[k].value("seconds", NAN);
+      for (int col = 0; r > 0 && col < 5; ++col) {
+        wall[i][col].push_back(1e6 * t[col] / kCostWallSteps);
+      }
     }
-    auto cell = [](const std::vector<double>& x) {
-      return Fmt("%.3f", Median(x)) + " (" + Fmt("%.2f", *std::min_element(x.begin(), x.end())) +
-             " … " + Fmt("%.2f", *std::max_element(x.begin(), x.end())) + ")";
-    };
-    out << "| " << row.name << " | " << cell(fast) << " | " << cell(impl) << " | " << cell(ours)
-        << " |\n";
+  }
+
+  out << "## Cost, native\n\n"
+         "Each model from the same warm state (its start and "
+      << kCostWarmup
+      << " steps of `implicit` with the flag, solver warm start included). Instructions: inside "
+         "`mj_step` (valgrind --tool=callgrind --toggle-collect=mj_step), "
+      << kCostSteps
+      << " steps, per step; ours in this program, upstream's in its wheel's libmujoco under the "
+         "peer driver. Wall clock: µs per step over "
+      << kCostWallSteps << " steps, median of " << repetitions
+      << " repetitions, each running upstream's three integrators and then ours off and on; "
+         "it scatters by ±30 % on a shared machine, the instructions decide. 'diverges': a "
+         "bad-state warning or a non-finite state within the counted steps.\n\n"
+         "| model | nv | ours off | ours flag | "
+      << Version() << " implicitfast | implicit | discrete | flag / off | discrete / implicitfast "
+         "| discrete / implicit | wall µs: off, flag, implicitfast, implicit, discrete |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (int i = 0; i < n; ++i) {
+    const double* x = &instr[5 * i];
+    auto ratio = [](double a, double b) { return std::isnan(a / b) ? "—" : Fmt("%.3f", a / b); };
+    out << "| " << cases[i].first << " | " << cases[i].second.m->nv;
+    for (int col = 0; col < 5; ++col) {
+      out << " | " << (std::isnan(x[col]) ? "diverges" : Fmt("%.0f", x[col]));
+    }
+    out << " | " << ratio(x[1], x[0]) << " | " << ratio(x[4], x[2]) << " | "
+        << ratio(x[4], x[3]) << " |";
+    for (int col = 0; col < 5; ++col) {
+      out << (col ? ", " : " ")
+          << (std::isnan(x[col]) ? "—" : Fmt("%.1f", Median(wall[i][col])));
+    }
+    out << " |\n";
   }
   out << "\n";
 }
@@ -525,7 +669,7 @@ void ScopeTable(std::ostream& out) {
          "motor) and the non-restoring slope keep their own parameters. Last, the muscle arm "
          "(`MuscleArmXml`) at peak force 1e6, relaxed, from rest. 'in scope': the flag "
          "linearises it (`mjd_actuatorPosScope`).\n\n"
-         "| configuration | in scope | stock implicit | implicit + flag | 3.14 discrete |\n"
+         "| configuration | in scope | stock implicit | implicit + flag | 4.0 discrete |\n"
          "|---|---|---|---|---|\n";
   for (size_t i = 0; i < configs.size(); ++i) {
     const Json& r = results[i];
@@ -539,11 +683,10 @@ void ScopeTable(std::ostream& out) {
 
 //---------------------------------------- 7. contact ---------------------------------------------
 
-// The contact cases of the main job's part 7 (support/contact.h) at h 5 ms: the flag and
-// `discrete` against the converged reference (2.2.2 stock), and 3.14's stock `implicit` at the
-// reference's timestep, which is `discrete`'s own reference where 3.14's model semantics differ.
-constexpr double kContactH = 0.005;
-constexpr int kMaxPeerSteps = 500000;  // the longest 3.14 reference run (WebAssembly)
+// The contact cases of the main job's part 7 (support/contact.h) at h kContactH: the flag and
+// `discrete` against the converged reference (2.2.2 stock), and 4.0's stock `implicit` at the
+// reference's timestep, which is `discrete`'s own reference where 4.0's model semantics differ.
+constexpr int kMaxPeerSteps = 500000;  // the longest 4.0 reference run
 
 // the trace name of a body's position along axis a
 std::string Xpos(int body, int a) { return "xpos[" + std::to_string(3 * body + a) + "]"; }
@@ -619,13 +762,13 @@ std::string DropCell(const DropMetrics& c, const DropMetrics& ref) {
 void ContactTable(std::ostream& out) {
   out << "## Contact against the converged reference\n\n"
          "The cases of the main job's part 7 (doc/contact.md) at h 5 ms, kv 0. Reference: 2.2.2 "
-         "stock `implicit` at h/N, converged to 1 % (support/contact.h); 3.14's stock "
+         "stock `implicit` at h/N, converged to 1 % (support/contact.h); 4.0's stock "
          "`implicit` run at the same timestep where it takes at most "
       << kMaxPeerSteps
       << " steps. Each cell: force and penetration as ratios to the 2.2.2 reference, ripple, "
-         "slip (mm/s); `discrete` also against 3.14's own reference.\n\n"
-         "| case | kp | reference: seconds, h, force, penetration | 3.14 stock at h_ref | flag | "
-         "`discrete` | `discrete` / 3.14 reference |\n|---|---|---|---|---|---|---|\n";
+         "slip (mm/s); `discrete` also against 4.0's own reference.\n\n"
+         "| case | kp | reference: seconds, h, force, penetration | 4.0 stock at h_ref | flag | "
+         "`discrete` | `discrete` / 4.0 reference |\n|---|---|---|---|---|---|---|\n";
   const std::vector<std::string> samples = {"normalforce", "depth", "ncon"};
   for (const ContactCase& c : StandingCases()) {
     for (double kp : {1e3, 1e5, 1e7}) {
@@ -665,8 +808,8 @@ void ContactTable(std::ostream& out) {
       << drop.seconds
       << " s: peak force (10 ms windows) as a ratio to the reference's, lowest height and "
          "rebound of the torso as differences in mm (support/contact.h).\n\n"
-         "| kp | reference: h, peak, lowest, rebound | 3.14 stock at h_ref | flag | `discrete` | "
-         "`discrete` / 3.14 reference |\n|---|---|---|---|---|---|\n";
+         "| kp | reference: h, peak, lowest, rebound | 4.0 stock at h_ref | flag | `discrete` | "
+         "`discrete` / 4.0 reference |\n|---|---|---|---|---|---|\n";
   for (double kp : {1e3, 1e5, 1e7}) {
     ModelPtr m(LoadContactCase(drop, MJPOS_MODEL_DIR, kp, kp / 100, kContactH));
     const int torso = mj_name2id(m.get(), mjOBJ_BODY, drop.body);
@@ -697,8 +840,92 @@ void ContactTable(std::ostream& out) {
 }
 
 // Violent motion (support/motion.h, part 8 of the main job): the humanoid on its floor and with
+//---------------------------------------- 9. MuJoCo Warp ----------------------------------------
+
+// MuJoCo Warp (driver option kWarp, float32, the CPU device) beside upstream's C build and ours:
+// one step of the conformance models, and the standing contact cases at h kContactH.
+void WarpTable(std::ostream& out) {
+  std::string version;
+  try {
+    version = Version(kWarp);
+  } catch (const std::exception&) {
+    out << "## MuJoCo Warp\n\nNot installed (`WARP=1 tools/setup.sh` installs "
+           "peer/requirements-warp.txt).\n\n";
+    return;
+  }
+  std::vector<Subject> subjects = ConformanceSubjects(MJPOS_MODEL_DIR);
+  std::vector<OneStep> c[2], warp[2];
+  for (int moving = 0; moving < 2; ++moving) {
+    c[moving] = StepAll(subjects, !moving);
+    warp[moving] = StepAll(subjects, !moving, kWarp);
+  }
+  out << "## MuJoCo Warp\n\n"
+      << version
+      << ", from the same state as the C build (" << Version()
+      << "). Largest `max|a − b| / max|b|` of the velocity after one step over each family "
+         "of the conformance models (`peer/conformance.h`), from rest and moving; '—': Warp "
+         "does not run the model.\n\n"
+         "| model | Warp discrete vs C discrete | Warp implicit vs C implicit | Warp discrete vs "
+         "flag, from rest | not run |\n|---|---|---|---|---|\n";
+  struct Row {
+    std::string family;
+    double discrete = 0, implicit = 0, flag = 0;
+    int missing = 0;
+  };
+  std::vector<Row> rows;
+  for (size_t i = 0; i < subjects.size(); ++i) {
+    const std::string& name = subjects[i].name;
+    std::string family = name.substr(0, std::min(name.find(" kp="), name.find(" force=")));
+    if (rows.empty() || rows.back().family != family) rows.push_back(Row{family});
+    Row& r = rows.back();
+    for (int moving = 0; moving < 2; ++moving) {
+      const OneStep& w = warp[moving][i];
+      const OneStep& ref = c[moving][i];
+      if (w.discrete.empty() || w.implicit.empty()) {
+        ++r.missing;
+        continue;
+      }
+      r.discrete = std::max(r.discrete, RelDiff(w.discrete, ref.discrete));
+      r.implicit = std::max(r.implicit, RelDiff(w.implicit, ref.implicit));
+      if (!moving) r.flag = std::max(r.flag, RelDiff(w.discrete, ref.flag));
+    }
+  }
+  for (const Row& r : rows) {
+    out << "| " << r.family << " | " << Fmt("%.1e", r.discrete) << " | "
+        << Fmt("%.1e", r.implicit) << " | " << Fmt("%.1e", r.flag) << " | " << r.missing
+        << " |\n";
+  }
+
+  out << "\nThe standing contact cases (part 7) at h " << Fmt("%g ms", 1e3 * kContactH)
+      << ", kv 0, `discrete`: force / penetration (mm) / ripple over the last "
+      << Fmt("%g s", kContactWindow) << ", C and Warp, and ours with the flag.\n\n"
+         "| case | kp | C discrete | Warp discrete | flag |\n|---|---|---|---|---|\n";
+  const std::vector<std::string> samples = {"normalforce", "depth", "ncon"};
+  auto cell = [](const ContactMetrics& x) {
+    if (!x.stable) return std::string("unstable");
+    return Fmt("%.4g", x.force) + " / " + Fmt("%.3f", 1e3 * x.penetration) + " / " +
+           Fmt("%.2f %%", 100 * x.ripple);
+  };
+  for (const ContactCase& cc : StandingCases()) {
+    for (double kp : {1e3, 1e5}) {
+      ModelPtr m(LoadContactCase(cc, MJPOS_MODEL_DIR, kp, 0, kContactH));
+      const int body = cc.body ? mj_name2id(m.get(), mjOBJ_BODY, cc.body) : -1;
+      Json jobs = Json::array(
+          {CaseJob(cc, cc.seconds, kp, 0, kContactH, "discrete", ContactStride(kContactH),
+                   samples)});
+      ContactMetrics upstream = StandingOf(cc.seconds, body, kContactH, Run(jobs)[0]);
+      ContactMetrics warped = StandingOf(cc.seconds, body, kContactH, Run(jobs, kWarp)[0]);
+      SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
+      ContactMetrics flag = MeasureContact(m.get(), cc.seconds, kContactWindow, body);
+      out << "| " << cc.name << " | " << Sci(kp) << " | " << cell(upstream) << " | "
+          << cell(warped) << " | " << cell(flag) << " |\n";
+    }
+  }
+  out << "\n";
+}
+
 // contact off under a new random target every 40 ms across each joint's range, f_n 10 ... 1000
-// Hz, zeta 0 ... 1, h 2, 5, 10 ms; 3.14 `discrete` beside stock, the flag and the weighted mode,
+// Hz, zeta 0 ... 1, h 2, 5, 10 ms; 4.0 `discrete` beside stock, the flag and the weighted mode,
 // each bounded or not where the 2.2.2 reference is bounded.
 void MotionTable(std::ostream& out) {
   std::vector<MotionSetting> settings;
@@ -764,7 +991,8 @@ void MotionTable(std::ostream& out) {
 int main(int argc, char** argv) {
   std::string out_path;
   int repetitions = 15;
-  bool contact_only = false, motion_only = false;
+  int profile_case = -1, profile_flag = 0;
+  bool contact_only = false, motion_only = false, cost_only = false, warp_only = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strncmp(argv[i], "--out=", 6)) {
       out_path = argv[i] + 6;
@@ -774,26 +1002,34 @@ int main(int argc, char** argv) {
       contact_only = true;
     } else if (!std::strcmp(argv[i], "--motion_only")) {
       motion_only = true;
-    } else {
+    } else if (!std::strcmp(argv[i], "--cost_only")) {
+      cost_only = true;
+    } else if (!std::strcmp(argv[i], "--warp_only")) {
+      warp_only = true;
+    } else if (std::sscanf(argv[i], "--profile=%d:%d", &profile_case, &profile_flag) != 2) {
       std::cerr << "usage: " << argv[0]
-                << " [--out=FILE] [--repetitions=N] [--contact_only] [--motion_only]\n";
+                << " [--out=FILE] [--repetitions=N] [--contact_only] [--motion_only] "
+                   "[--cost_only] [--warp_only]\n";
       return 2;
     }
   }
   using namespace mjpos::peer;  // NOLINT
+  if (profile_case >= 0) return Profile(profile_case, profile_flag);
   std::ostringstream md;
   md << "# Side by side: MuJoCo 2.2.2 + mjENBL_IMPLICITPOS and MuJoCo " << Version()
      << " (official build)\n\n";
-  if (!contact_only && !motion_only) {
+  const bool only = contact_only || motion_only || cost_only || warp_only;
+  if (!only) {
     Conformance(md);
     LargestStableTable(md);
     AccuracyTable(md);
     ReportTable(md);
     ScopeTable(md);
-    CostTable(md, repetitions);
   }
-  if (!motion_only) ContactTable(md);
-  if (!contact_only) MotionTable(md);
+  if (!only || cost_only) CostTable(md, SelfCommand(), repetitions);
+  if (!only || contact_only) ContactTable(md);
+  if (!only || motion_only) MotionTable(md);
+  if (!only || warp_only) WarpTable(md);
   std::cout << md.str();
   if (!out_path.empty()) std::ofstream(out_path) << md.str();
   return 0;

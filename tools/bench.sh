@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmark suite of mjENBL_IMPLICITPOS from a fresh Debian machine:
-#   1. tools/setup.sh (Debian packages, deb-src entry; uses sudo when not root),
+#   1. tools/setup.sh (Debian packages, deb-src entry, upstream's MuJoCo 4.0 and MuJoCo Warp in
+#      <build>/peer-venv; uses sudo when not root),
 #   2. configures the build directory (a new one with the project's defaults; an existing one as
 #      it is) and builds only the benchmark driver `mjpos_bench` and what it needs,
 #   3. runs the suite: cost of the flag (instructions per step: the driver runs itself under
@@ -16,8 +17,9 @@
 #   or --callgrind=none (see benchmark/mjpos_bench.cc).
 #   Environment: CMAKE_ARGS (extra arguments for a new configure), JOBS (default: nproc),
 #   SKIP_SETUP=1 (skip tools/setup.sh on a machine that is already set up).
-#   4. runs the side-by-side table against upstream's official 3.14 build (peer/): conformance,
-#      largest stable gains, accuracy, what a step reports, scope, cost, contact; writes
+#   4. runs the side-by-side table against upstream's official 4.0 build (peer/): conformance,
+#      largest stable gains, accuracy, what a step reports, scope, native cost (instructions
+#      and wall clock), contact, violent motion, MuJoCo Warp on the CPU; writes
 #      <build>/peer-results.md.
 # About 5 to 10 minutes on 2 cores from scratch for the build, plus part 7's references (about
 # 11 minutes), part 8 (about 11 minutes) and the peer table's contact and motion sections (about
@@ -37,7 +39,7 @@ esac
 jobs=${JOBS:-$(nproc)}
 
 if [ "${SKIP_SETUP:-0}" != 1 ]; then
-  "$root/tools/setup.sh"
+  BUILD_DIR="$build" WARP=1 "$root/tools/setup.sh"
 fi
 
 if [ -f "$build/CMakeCache.txt" ]; then
@@ -51,5 +53,6 @@ cmake --build "$build" -j "$jobs" --target mjpos_bench mjpos_peer_table
 "$build/bin/mjpos_bench" --benchmark_min_time=0.2 --out="$build/benchmark-results.md" \
   --raw_log="$build/benchmark-raw.log" "$@"
 
-# 4. side by side with upstream's 3.14 build (peer/, doc/peer.md): to the terminal and a file
+# 4. side by side with upstream's 4.0 build and MuJoCo Warp (peer/, doc/peer.md): to the
+#    terminal and a file
 "$build/bin/mjpos_peer_table" --out="$build/peer-results.md"

@@ -6,9 +6,10 @@
 #  - adds a deb-src entry derived from this machine's own apt sources, so that the build can
 #    download Debian's MuJoCo 2.2.2 source package (`apt-get source`),
 #  - creates the de_DE.UTF-8 locale that upstream's XMLWriterLocaleTest needs to really run,
-#  - installs Node.js and npm from Debian if absent, and the peer suite's one npm package
-#    (@mujoco/mujoco, upstream's official 3.14 build) with `npm ci` in peer/, from the committed
-#    package-lock.json.
+#  - creates the build tree's virtual environment peer-venv/ (BUILD_DIR, default build, relative
+#    to the repository root) with upstream's official MuJoCo 4.0 wheels from PyPI, exactly as
+#    peer/requirements.txt pins them (versions and sha256 hashes), and with WARP=1 (the main
+#    job) MuJoCo Warp as peer/requirements-warp.txt pins it.
 # Safe to run again: every step checks first.
 set -euo pipefail
 
@@ -20,12 +21,9 @@ PACKAGES=(
   libtinyxml2-dev libtinyobjloader-dev libccd-dev libqhull-dev liblodepng-dev
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev libeigen3-dev
   pybind11-dev python3-dev python3-numpy python3-absl python3-pytest python3-matplotlib
-  python3-scipy clang nlohmann-json3-dev valgrind
+  python3-scipy python3-venv clang nlohmann-json3-dev valgrind
   libmujoco-samples
 )
-# Node.js and npm only if the machine has none (a newer one may be installed by other means).
-command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
-command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
 
 # deb-src entries: one per existing `deb` entry, same URIs, suites and components.
 SRC_LIST=/etc/apt/sources.list.d/mujoco-implicitpos-src.sources
@@ -81,12 +79,29 @@ if ! locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$'; then
     $SUDO localedef -i de_DE -f UTF-8 de_DE.UTF-8
   fi
 fi
-# The peer suite's reference build: exactly what package-lock.json pins (version and integrity).
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-peer_lock="$root/peer/package-lock.json"
-peer_stamp="$root/peer/node_modules/.package-lock.json"
-if [ ! -f "$peer_stamp" ] || [ "$peer_lock" -nt "$peer_stamp" ]; then
-  echo "setup: npm ci in peer/"
-  (cd "$root/peer" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+# The native peer: upstream's MuJoCo 4.0 wheels into the build tree's peer-venv/, with Debian's
+# numpy (--system-site-packages), every file checked against its pinned hash.
+build=${BUILD_DIR:-build}
+case "$build" in
+  /*) ;;
+  *) build="$root/$build" ;;
+esac
+venv="$build/peer-venv"
+if ! cmp -s "$root/peer/requirements.txt" "$venv/requirements.txt"; then
+  echo "setup: upstream MuJoCo 4.0 into $venv"
+  rm -rf "$venv"
+  mkdir -p "$build"
+  /usr/bin/python3 -m venv --system-site-packages "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --require-hashes \
+    --only-binary=:all: -r "$root/peer/requirements.txt"
+  cp "$root/peer/requirements.txt" "$venv/requirements.txt"
+fi
+# MuJoCo Warp (WARP=1, the main job): peer/requirements-warp.txt on top, the same way.
+if [ "${WARP:-0}" = 1 ] && ! cmp -s "$root/peer/requirements-warp.txt" "$venv/requirements-warp.txt"; then
+  echo "setup: MuJoCo Warp into $venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --require-hashes \
+    --only-binary=:all: -r "$root/peer/requirements-warp.txt"
+  cp "$root/peer/requirements-warp.txt" "$venv/requirements-warp.txt"
 fi
 echo "setup: done"

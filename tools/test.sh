@@ -25,7 +25,8 @@ bash tools/setup.sh
 if [ "${MJPOS_SKIP_ASAN:-0}" != 1 ]; then
   asan="$build-asan"
   cmake -S . -B "$asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMJPOS_SANITIZE=ON \
-    -DMJPOS_BUILD_STOCK=OFF -DMJPOS_BUILD_PYTHON=OFF -DMJPOS_BUILD_UPSTREAM_TESTS=ON >/dev/null
+    -DMJPOS_BUILD_STOCK=OFF -DMJPOS_BUILD_PYTHON=OFF -DMJPOS_BUILD_PEER=OFF \
+    -DMJPOS_BUILD_UPSTREAM_TESTS=ON >/dev/null
   upstream_engine=$(sed -n 's/^mujoco_test(\(engine_[a-z_]*\))$/\1/p' \
     "$asan/mujoco-patched/test/engine/CMakeLists.txt")
   ours="$(sed -n 's/^ *mjpos_test(\([a-z_]*\).*/\1/p' test/CMakeLists.txt | grep -v bitidentity)
