@@ -20,7 +20,10 @@
 #   4. runs the side-by-side table against upstream's official 4.0 build (peer/): conformance,
 #      largest stable gains, accuracy, what a step reports, scope, native cost (instructions
 #      and wall clock), contact, violent motion, MuJoCo Warp on the CPU; writes
-#      <build>/peer-results.md.
+#      <build>/peer-results.md;
+#   5. runs the real-robot table (real/: dm_control's and Gymnasium's models made servos under
+#      random targets; stock, the flag, the weighted mode, 4.0's discrete); writes
+#      <build>/real-results.md.
 # About 5 to 10 minutes on 2 cores from scratch for the build, plus part 7's references (about
 # 11 minutes), part 8 (about 11 minutes) and the peer table's contact and motion sections (about
 # 6 and 2 minutes).
@@ -48,7 +51,7 @@ else
   # shellcheck disable=SC2086
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} >/dev/null
 fi
-cmake --build "$build" -j "$jobs" --target mjpos_bench mjpos_peer_table
+cmake --build "$build" -j "$jobs" --target mjpos_bench mjpos_peer_table mjpos_real_table
 
 "$build/bin/mjpos_bench" --benchmark_min_time=0.2 --out="$build/benchmark-results.md" \
   --raw_log="$build/benchmark-raw.log" "$@"
@@ -56,3 +59,7 @@ cmake --build "$build" -j "$jobs" --target mjpos_bench mjpos_peer_table
 # 4. side by side with upstream's 4.0 build and MuJoCo Warp (peer/, doc/peer.md): to the
 #    terminal and a file
 "$build/bin/mjpos_peer_table" --out="$build/peer-results.md"
+
+# 5. real robots: dm_control's and Gymnasium's models made servos, stock, the flag, the weighted
+#    mode and 4.0's discrete under random targets (real/README.md)
+"$build/bin/mjpos_real_table" --out="$build/real-results.md"

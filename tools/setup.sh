@@ -104,4 +104,24 @@ if [ "${WARP:-0}" = 1 ] && ! cmp -s "$root/peer/requirements-warp.txt" "$venv/re
     --only-binary=:all: -r "$root/peer/requirements-warp.txt"
   cp "$root/peer/requirements-warp.txt" "$venv/requirements-warp.txt"
 fi
+# The real robots' models (real/): the wheels of real/requirements.txt, hash-checked and never
+# installed; only their model files are unpacked into the build tree's real-models/.
+models="$build/real-models"
+if ! cmp -s "$root/real/requirements.txt" "$models/requirements.txt"; then
+  echo "setup: dm_control's and Gymnasium's models into $models"
+  rm -rf "$models"
+  mkdir -p "$models"
+  tmp=$(mktemp -d)
+  /usr/bin/python3 -m pip download -q --disable-pip-version-check --no-deps --require-hashes \
+    --only-binary=:all: -d "$tmp" -r "$root/real/requirements.txt"
+  /usr/bin/python3 - "$models" "$tmp"/*.whl <<'PY'
+import sys, zipfile
+keep = ("dm_control/suite/", "gymnasium/envs/mujoco/assets/")
+for wheel in sys.argv[2:]:
+  with zipfile.ZipFile(wheel) as z:
+    z.extractall(sys.argv[1], [n for n in z.namelist() if n.startswith(keep)])
+PY
+  rm -rf "$tmp"
+  cp "$root/real/requirements.txt" "$models/requirements.txt"
+fi
 echo "setup: done"

@@ -1,0 +1,308 @@
+// Copyright 2026 The MuJoCo implicitpos Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+// mjpos_real_table: every real model (real/README.md) made servos at f_n 10, 30 and 100 Hz,
+// zeta 0 and 0.7, h 2, 5 and 10 ms (18 settings), random targets every 40 ms for kMotionSeconds
+// from its start state, contact on: how many settings are bounded under stock `implicit`, the
+// flag, the weighted mode and (built with the peer) upstream 4.0's `discrete` and `implicit`, and
+// the settings where the flag or the weighted mode diverges while stock or discrete is bounded.
+// A markdown table, to stdout or --out=FILE. --loads: instead, the models as 2.2.2 loads them
+// (sizes, actuators, keyframes), the load table of real/README.md.
+//
+//   mjpos_real_table [--out=FILE] [--loads]
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <mujoco/mujoco.h>
+#include "real/models.h"
+#include "support/models.h"
+#include "support/motion.h"
+#include "support/one_dof.h"
+#ifdef MJPOS_REAL_PEER
+#include "peer/peer.h"
+#include "real/real_peer.h"
+#endif
+
+namespace mjpos::real {
+namespace {
+
+const std::string kDir = MJPOS_REAL_MODELS;
+constexpr double kFns[] = {10, 30, 100};
+constexpr double kZetas[] = {0, 0.7};
+constexpr double kSteps[] = {0.002, 0.005, 0.010};
+constexpr int kSettings = 18;
+
+// setting k: f_n kFns[k / 6], zeta kZetas[k / 3 % 2], h kSteps[k % 3]
+double Fn(int k) { return kFns[k / 6]; }
+double Zeta(int k) { return kZetas[k / 3 % 2]; }
+double Step(int k) { return kSteps[k % 3]; }
+std::string SettingName(int k) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%g Hz/%g/%g ms", Fn(k), Zeta(k), 1e3 * Step(k));
+  return text;
+}
+
+// the schemes of a row: ours, then upstream's discrete and, as the check that the peer runs the
+// same servos, commands and start, upstream's implicit (stock's counterpart)
+enum { kStock, kFlag, kWeighted, kDiscrete, kPeerImplicit, kSchemes };
+const char* const kSchemeNames[] = {"stock", "flag", "weighted", "discrete", "4.0 implicit"};
+const char* const kPeerIntegrators[] = {"discrete", "implicit"};
+
+struct Row {
+  RealModel model;
+  std::string error;
+  int nu = 0, converted = 0;
+  bool ran = false;
+  bool bounded[kSettings][kSchemes] = {};
+};
+
+void Quiet(const char*) {}  // divergence warns; the runs count the warnings in mjData
+
+// m's actuators in words: how many of each kind, the motors this slice makes servos first
+std::string ActuatorKinds(const mjModel* m) {
+  int motors = 0, tendon = 0, servos = 0, servos_dyn = 0, dyn = 0, other = 0;
+  for (int i = 0; i < m->nu; ++i) {
+    bool motor = m->actuator_gaintype[i] == mjGAIN_FIXED && m->actuator_biastype[i] == mjBIAS_NONE;
+    if (IsConvertibleMotor(m, i)) {
+      motors++;
+    } else if (m->actuator_dyntype[i] != mjDYN_NONE) {
+      (m->actuator_biastype[i] == mjBIAS_AFFINE ? servos_dyn : dyn)++;
+    } else if (motor) {
+      tendon++;
+    } else if (m->actuator_biastype[i] == mjBIAS_AFFINE) {
+      servos++;
+    } else {
+      other++;
+    }
+  }
+  std::string text;
+  auto add = [&](int n, const char* what) {
+    if (n) text += (text.empty() ? "" : ", ") + std::to_string(n) + " " + what;
+  };
+  add(motors, "motors on joints (made servos)");
+  add(tendon, "motors on tendons (kept)");
+  add(servos, "own position servos (kept)");
+  add(servos_dyn, "own position servos with activation dynamics (kept)");
+  add(dyn, "motors with activation dynamics (kept)");
+  add(other, "other (kept)");
+  return text.empty() ? "none" : text;
+}
+
+// the load table: every model as 2.2.2 loads it
+std::string LoadTable() {
+  std::ostringstream md;
+  md << "| model | source | loads | nq | nv | nu | actuators | keyframe |\n";
+  md << "|---|---|---|---|---|---|---|---|\n";
+  for (const RealModel& r : RealModels(kDir)) {
+    std::string error;
+    ModelPtr m(LoadReal(kDir, r, &error));
+    md << "| " << r.name << " | " << r.source << " | ";
+    if (!m) {
+      md << error << " | | | | | |\n";
+      continue;
+    }
+    md << "yes | " << m->nq << " | " << m->nv << " | " << m->nu << " | " << ActuatorKinds(m.get())
+       << " | " << (m->nkey ? "yes (" + std::to_string(m->nkey) + ")" : std::string("no"))
+       << " |\n";
+  }
+  return md.str();
+}
+
+}  // namespace
+}  // namespace mjpos::real
+
+int main(int argc, char** argv) {
+  using namespace mjpos;        // NOLINT
+  using namespace mjpos::real;  // NOLINT
+  std::string out;
+  bool loads = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--out=", 0) == 0) {
+      out = a.substr(6);
+    } else if (a == "--loads") {
+      loads = true;
+    } else {
+      std::cerr << "usage: mjpos_real_table [--out=FILE] [--loads]\n";
+      return 2;
+    }
+  }
+  if (loads) {
+    std::string md = LoadTable();
+    if (out.empty()) {
+      std::cout << md;
+    } else {
+      std::ofstream(out) << md;
+    }
+    return 0;
+  }
+  auto start = std::chrono::steady_clock::now();
+  mju_user_warning = Quiet;
+
+  // the models, loaded once; their servos made per f_n and zeta
+  std::vector<Row> rows;
+  std::vector<ModelPtr> files;
+  for (const RealModel& r : RealModels(kDir)) {
+    Row row;
+    row.model = r;
+    files.emplace_back(LoadReal(kDir, r, &row.error));
+    if (files.back()) {
+      row.nu = files.back()->nu;
+      ModelPtr m(mj_copyModel(nullptr, files.back().get()));
+      row.converted = static_cast<int>(MakeRealServos(m.get(), 10, 0).size());
+      row.ran = row.nu > 0;
+    }
+    rows.push_back(row);
+  }
+
+  // ours: one task per model, f_n and zeta (three timesteps, three schemes)
+  const int tunings = kSettings / 3;
+  MotionSetting s;  // random targets every 40 ms, seed 0
+#ifdef MJPOS_REAL_PEER
+  std::vector<peer::Json> jobs(rows.size() * kSettings * 2);
+#endif
+  OnEveryCore(rows.size() * tunings, [&](size_t task) {
+    Row& row = rows[task / tunings];
+    if (!row.ran) return;
+    int first = static_cast<int>(task % tunings) * 3;
+    ModelPtr m(mj_copyModel(nullptr, files[task / tunings].get()));
+    MakeRealServos(m.get(), Fn(first), Zeta(first));
+    for (int k = first; k < first + 3; ++k) {
+      row.bounded[k][kStock] = RunReal(m.get(), s, Scheme::kStock, Step(k)).bounded;
+      row.bounded[k][kFlag] = RunReal(m.get(), s, Scheme::kBackwardEuler, Step(k)).bounded;
+      row.bounded[k][kWeighted] = RunReal(m.get(), s, Scheme::kWeighted, Step(k)).bounded;
+#ifdef MJPOS_REAL_PEER
+      SetScheme(m.get(), Scheme::kStock);
+      for (int p = 0; p < 2; ++p) {
+        jobs[((task / tunings) * kSettings + k) * 2 + p] =
+            RealJob(kDir, row.model, m.get(), s, kPeerIntegrators[p], Step(k));
+      }
+#endif
+    }
+  });
+  double ours = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  // upstream's discrete and implicit: the jobs in a few driver processes, one per core at a time
+  std::string peer_version = "not built";
+  double peer_seconds = 0;
+#ifdef MJPOS_REAL_PEER
+  peer_version = peer::Version();
+  std::vector<size_t> index;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (!jobs[i].is_null()) index.push_back(i);
+  }
+  const size_t chunks = 8;
+  std::vector<std::string> failures(chunks);
+  OnEveryCore(chunks, [&](size_t c) {
+    peer::Json batch = peer::Json::array();
+    std::vector<size_t> mine;
+    for (size_t i = c; i < index.size(); i += chunks) {
+      batch.push_back(jobs[index[i]]);
+      mine.push_back(index[i]);
+    }
+    if (mine.empty()) return;
+    try {
+      peer::Json results = peer::Run(batch);
+      for (size_t j = 0; j < mine.size(); ++j) {
+        int steps = batch[j]["steps"].get<int>();
+        size_t job = mine[j] / 2;
+        rows[job / kSettings].bounded[job % kSettings][kDiscrete + mine[j] % 2] =
+            PeerBounded(results[j], steps);
+        if (results[j].contains("error")) failures[c] = results[j]["error"].get<std::string>();
+      }
+    } catch (const std::exception& e) {
+      failures[c] = e.what();
+    }
+  });
+  for (const std::string& f : failures) {
+    if (!f.empty()) std::cerr << "mjpos_real_table: peer: " << f << "\n";
+  }
+  peer_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - ours;
+#endif
+
+  // the table
+  std::ostringstream md;
+  md << "Real models made servos (real/README.md): f_n 10/30/100 Hz x zeta 0/0.7 x h 2/5/10 ms, "
+        "random targets every "
+     << 1e3 * s.period << " ms for " << kMotionSeconds
+     << " s from the start state, contact on; bounded: finite, no bad-state warning, "
+        "|qvel| <= "
+     << kMotionVmax << ". Peer: upstream MuJoCo " << peer_version
+     << " (`discrete`; its `implicit` checks that it runs the same servos, commands and start "
+        "as stock here).\n\n";
+  md << "| model | source | nu (servos made) | stock | flag | weighted | discrete | 4.0 implicit "
+        "| flag or weighted diverges, stock or discrete bounded (f_n/zeta/h) |\n";
+  md << "|---|---|---|---|---|---|---|---|---|\n";
+  int total[kSchemes] = {}, runs = 0, worse = 0;
+  for (const Row& row : rows) {
+    md << "| " << row.model.name << " | " << row.model.source << " | ";
+    if (!row.error.empty()) {
+      md << "does not load: " << row.error << " | | | | | | |\n";
+      continue;
+    }
+    if (!row.ran) {
+      md << "0 | no actuators | | | | | |\n";
+      continue;
+    }
+    md << row.nu << " (" << row.converted << ")";
+    runs++;
+    for (int sc = 0; sc < kSchemes; ++sc) {
+      int n = 0;
+      for (int k = 0; k < kSettings; ++k) n += row.bounded[k][sc];
+      total[sc] += n;
+#ifdef MJPOS_REAL_PEER
+      md << " | " << n;
+#else
+      md << " | " << (sc >= kDiscrete ? std::string("-") : std::to_string(n));
+#endif
+    }
+    md << " | ";
+    std::string list;
+    for (int k = 0; k < kSettings; ++k) {
+      const bool* b = row.bounded[k];
+      bool other = b[kStock] || b[kDiscrete];
+      if (other && (!b[kFlag] || !b[kWeighted])) {
+        list += (list.empty() ? "" : ", ") + SettingName(k) +
+                (!b[kFlag] && !b[kWeighted] ? " (both)" : !b[kFlag] ? " (flag)" : " (weighted)");
+        worse++;
+      }
+    }
+    md << (list.empty() ? "none" : list) << " |\n";
+  }
+  md << "\nTotals over " << runs << " models x " << kSettings << " settings:";
+  for (int sc = 0; sc < kSchemes; ++sc) md << " " << kSchemeNames[sc] << " " << total[sc] << ";";
+  md << " settings where the flag or the weighted mode diverges and stock or discrete does not: "
+     << worse << ".\n";
+  char timing[160];
+  std::snprintf(timing, sizeof(timing),
+                "\nWall time: %.1f s (this library %.1f s, the peer %.1f s).\n",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                ours, peer_seconds);
+  md << timing;
+
+  if (out.empty()) {
+    std::cout << md.str();
+  } else {
+    std::ofstream(out) << md.str();
+    std::cerr << "mjpos_real_table: wrote " << out << timing;
+  }
+  return 0;
+}
