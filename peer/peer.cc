@@ -64,8 +64,7 @@ std::string Drive(const std::string& input, const std::string& args) {
   return ReadFile(out.path());
 }
 
-// a range bound that clamps nothing
-constexpr double kNoLimit = 1e300;
+constexpr double kNoLimit = 1e30;  // a range bound that clamps nothing, finite in float32 (Warp)
 
 Json Array(const mjtNum* x, int n) { return Json(std::vector<double>(x, x + n)); }
 

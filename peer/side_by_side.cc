@@ -876,8 +876,10 @@ void WarpTable(std::ostream& out) {
   for (size_t i = 0; i < subjects.size(); ++i) {
     const std::string& name = subjects[i].name;
     std::string family = name.substr(0, std::min(name.find(" kp="), name.find(" force=")));
-    if (rows.empty() || rows.back().family != family) rows.push_back(Row{family});
-    Row& r = rows.back();
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& x) {
+      return x.family == family;
+    });
+    Row& r = it != rows.end() ? *it : rows.emplace_back(Row{family});
     for (int moving = 0; moving < 2; ++moving) {
       const OneStep& w = warp[moving][i];
       const OneStep& ref = c[moving][i];
@@ -898,8 +900,11 @@ void WarpTable(std::ostream& out) {
 
   out << "\nThe standing contact cases (part 7) at h " << Fmt("%g ms", 1e3 * kContactH)
       << ", kv 0, `discrete`: force / penetration (mm) / ripple over the last "
-      << Fmt("%g s", kContactWindow) << ", C and Warp, and ours with the flag.\n\n"
-         "| case | kp | C discrete | Warp discrete | flag |\n|---|---|---|---|---|\n";
+      << Fmt("%g s", kContactWindow)
+      << ", C and Warp, Warp's relative difference from C in force and penetration, and ours "
+         "with the flag.\n\n"
+         "| case | kp | C discrete | Warp discrete | Warp vs C | flag |\n"
+         "|---|---|---|---|---|---|\n";
   const std::vector<std::string> samples = {"normalforce", "depth", "ncon"};
   auto cell = [](const ContactMetrics& x) {
     if (!x.stable) return std::string("unstable");
@@ -917,8 +922,13 @@ void WarpTable(std::ostream& out) {
       ContactMetrics warped = StandingOf(cc.seconds, body, kContactH, Run(jobs, kWarp)[0]);
       SetEnable(m.get(), mjENBL_IMPLICITPOS, true);
       ContactMetrics flag = MeasureContact(m.get(), cc.seconds, kContactWindow, body);
+      std::string diff = "—";
+      if (upstream.stable && warped.stable) {
+        diff = Fmt("%.1e", std::abs(warped.force / upstream.force - 1)) + " / " +
+               Fmt("%.1e", std::abs(warped.penetration / upstream.penetration - 1));
+      }
       out << "| " << cc.name << " | " << Sci(kp) << " | " << cell(upstream) << " | "
-          << cell(warped) << " | " << cell(flag) << " |\n";
+          << cell(warped) << " | " << diff << " | " << cell(flag) << " |\n";
     }
   }
   out << "\n";
