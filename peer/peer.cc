@@ -147,25 +147,29 @@ Json MotionJob(const MotionSetting& s, const std::string& model_dir,
   if (!s.contact) job["disable"] = Json::array({"contact"});
   job["timestep"] = h;
   std::vector<double> ctrl = MotionControls(m, s, h);
-  const int nu = m->nu, all = static_cast<int>(ctrl.size()) / std::max(nu, 1);
+  const int all = static_cast<int>(ctrl.size()) / std::max(m->nu, 1);
+  job["ctrls"] = ControlRows(ctrl, m->nu, all);
+  job["steps"] = steps < 0 ? all : steps;
+  job["vmax"] = kMotionVmax;
+  mj_deleteData(d);
+  mj_deleteModel(m);
+  return job;
+}
+
+Json ControlRows(const std::vector<double>& ctrl, int nu, int steps) {
   auto row = [&](int k) {
     return std::vector<double>(ctrl.begin() + k * nu, ctrl.begin() + (k + 1) * nu);
   };
 
   // rows repeated every k steps: k the first step whose row differs from the first
   int every = 1;
-  while (every < all && row(every) == row(0)) ++every;
-  for (int k = 0; k < all && every > 1; ++k) {
+  while (every < steps && row(every) == row(0)) ++every;
+  for (int k = 0; k < steps && every > 1; ++k) {
     if (row(k) != row(k - k % every)) every = 1;
   }
   Json rows = Json::array();
-  for (int k = 0; k < all; k += every) rows.push_back(row(k));
-  job["ctrls"] = {{"every", every}, {"rows", rows}};
-  job["steps"] = steps < 0 ? all : steps;
-  job["vmax"] = kMotionVmax;
-  mj_deleteData(d);
-  mj_deleteModel(m);
-  return job;
+  for (int k = 0; k < steps; k += every) rows.push_back(row(k));
+  return Json{{"every", every}, {"rows", rows}};
 }
 
 std::vector<double> Numbers(const Json& array) {

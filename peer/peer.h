@@ -60,6 +60,10 @@ Json ServoEdits(const mjModel* m);
 Json MotionJob(const MotionSetting& s, const std::string& model_dir,
                const std::string& integrator, double h, int steps = -1);
 
+// The controls of a run, `steps` rows of nu (row k applied before step k, as MotionControls
+// gives them), as a job's "ctrls": the rows repeated every k steps, k as large as they allow.
+Json ControlRows(const std::vector<double>& ctrl, int nu, int steps);
+
 // A result's array field ("report" or "trace" entry) as numbers; NaN where the driver wrote null.
 std::vector<double> Numbers(const Json& array);
 

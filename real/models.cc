@@ -28,12 +28,6 @@
 namespace mjpos::real {
 namespace {
 
-// the bad-state warnings MuJoCo's reset path raises
-int BadStateWarnings(const mjData* d) {
-  return d->warning[mjWARN_BADQPOS].number + d->warning[mjWARN_BADQVEL].number +
-         d->warning[mjWARN_BADQACC].number;
-}
-
 // the *.xml files directly in dir/sub, sorted, as RealModels of source
 void Scan(const std::string& dir, const std::string& sub, const std::string& source,
           std::vector<RealModel>* out) {
@@ -148,12 +142,7 @@ MotionRun RunReal(mjModel* m, const MotionSetting& s, Scheme scheme, double h, i
     if (m->nu) mju_copy(d->ctrl, ctrl.data() + static_cast<size_t>(k) * m->nu, m->nu);
     mj_step(m, d);
     run.steps++;
-    bool bad = BadStateWarnings(d) != warnings;
-    for (int i = 0; i < m->nq && !bad; ++i) bad = !std::isfinite(d->qpos[i]);
-    for (int i = 0; i < m->nv && !bad; ++i) {
-      bad = !std::isfinite(d->qvel[i]) || std::abs(d->qvel[i]) > kMotionVmax;
-    }
-    if (bad) {
+    if (MotionDiverged(m, d, warnings)) {
       run.t_div = (k + 1) * h;
       mj_deleteData(d);
       return run;

@@ -49,20 +49,7 @@ inline peer::Json RealJob(const std::string& dir, const RealModel& r, const mjMo
                      : static_cast<int>(std::lround(kMotionSeconds / h));
   if (steps < 0 || steps > all) steps = all;
   job["steps"] = steps;
-  if (nu == 0) return job;
-  auto row = [&](int k) {
-    return std::vector<double>(ctrl.begin() + k * nu, ctrl.begin() + (k + 1) * nu);
-  };
-
-  // rows repeated every k steps: k the first step whose row differs from the first
-  int every = 1;
-  while (every < steps && row(every) == row(0)) ++every;
-  for (int k = 0; k < steps && every > 1; ++k) {
-    if (row(k) != row(k - k % every)) every = 1;
-  }
-  peer::Json rows = peer::Json::array();
-  for (int k = 0; k < steps; k += every) rows.push_back(row(k));
-  job["ctrls"] = {{"every", every}, {"rows", rows}};
+  if (nu > 0) job["ctrls"] = peer::ControlRows(ctrl, nu, steps);
   return job;
 }
 

@@ -32,12 +32,6 @@
 namespace mjpos {
 namespace {
 
-// the bad-state warnings MuJoCo's reset path raises
-int BadStateWarnings(const mjData* d) {
-  return d->warning[mjWARN_BADQPOS].number + d->warning[mjWARN_BADQVEL].number +
-         d->warning[mjWARN_BADQACC].number;
-}
-
 // a servo's span: its joint's range, else kMotionSpan either side of its set point
 struct Span {
   int actuator;
@@ -62,6 +56,22 @@ std::vector<Span> Spans(const mjModel* m, const std::vector<TunedServo>& servos)
 }
 
 }  // namespace
+
+int BadStateWarnings(const mjData* d) {
+  return d->warning[mjWARN_BADQPOS].number + d->warning[mjWARN_BADQVEL].number +
+         d->warning[mjWARN_BADQACC].number;
+}
+
+bool MotionDiverged(const mjModel* m, const mjData* d, int warnings) {
+  if (BadStateWarnings(d) != warnings) return true;
+  for (int i = 0; i < m->nq; ++i) {
+    if (!std::isfinite(d->qpos[i])) return true;
+  }
+  for (int i = 0; i < m->nv; ++i) {
+    if (!std::isfinite(d->qvel[i]) || std::abs(d->qvel[i]) > kMotionVmax) return true;
+  }
+  return false;
+}
 
 const char* CommandName(Command c) {
   switch (c) {
@@ -181,11 +191,7 @@ MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h)
       run.substepped++;
       run.substeps += extra;
     }
-    bool bad = BadStateWarnings(d) != warnings;
-    for (int i = 0; i < m->nv && !bad; ++i) {
-      bad = !std::isfinite(d->qvel[i]) || std::abs(d->qvel[i]) > kMotionVmax;
-    }
-    if (bad) {
+    if (MotionDiverged(m, d, warnings)) {
       run.t_div = (k + 1) * h;
       mj_deleteData(d);
       return run;

@@ -73,6 +73,13 @@ struct MotionRun {
   long substeps = 0;
 };
 
+// The bad-state warnings MuJoCo's reset path raises (bad qpos, qvel, qacc), counted so far.
+int BadStateWarnings(const mjData* d);
+
+// Whether a run has diverged after a step: a bad-state warning since `warnings` were counted, a
+// non-finite qpos or qvel, or a |qvel| above kMotionVmax.
+bool MotionDiverged(const mjModel* m, const mjData* d, int warnings);
+
 // The subject's model with its servos tuned to s.fn and s.zeta; nullptr (and error) if it does
 // not load. model_dir: the pristine source's model/; xml: its MJCF text, if given (the servos'
 // gains are edits of the compiled model, peer::ServoEdits; empty for humanoid100, whose file
