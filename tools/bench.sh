@@ -25,8 +25,9 @@
 #      random targets; stock, the flag, the weighted mode, 4.0's discrete); writes
 #      <build>/real-results.md.
 # About 5 to 10 minutes on 2 cores from scratch for the build, plus part 7's references (about
-# 11 minutes), part 8 (about 11 minutes) and the peer table's contact and motion sections (about
-# 6 and 2 minutes).
+# 11 minutes), part 8 (about 11 minutes), the peer table (about 20 minutes: its native cost,
+# contact and motion sections about 6, 6 and 2, MuJoCo Warp 2 with its kernels compiled) and
+# the real-robot table (about 3 minutes).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
