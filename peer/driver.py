@@ -23,7 +23,8 @@ peer-venv/.
 
 --warp steps the jobs with MuJoCo Warp (peer/requirements-warp.txt; float32) on a Warp device,
 `cpu` unless one is named (e.g. --warp=cuda:0): the model, its edits and the state are set up in
-C MuJoCo as below, then put on the device; controls and traces go through the host copy. Its
+C MuJoCo as below, then put on the device; controls and traces go through the host copy.
+Warp raises no warnings: its `stable` is a finite state (within vmax where given). Its
 kernel cache is WARP_CACHE_PATH (default: warp-cache/ beside the interpreter's environment).
 
 Input: {"jobs": [JOB, ...]}. A JOB is
