@@ -29,6 +29,7 @@
 
 #include <mujoco/mujoco.h>
 #include <nlohmann/json.hpp>
+#include "support/callgrind.h"
 
 namespace mjpos::peer {
 namespace {
@@ -56,8 +57,8 @@ class TempFile {
 std::string Drive(const std::string& input, const std::string& args) {
   TempFile in, out;
   std::ofstream(in.path()) << input;
-  std::string cmd = DriverCommand() + " " + args + " < " + Quote(in.path()) + " > " +
-                    Quote(out.path());
+  std::string cmd = DriverCommand() + " " + args + " < " + ShellQuote(in.path()) + " > " +
+                    ShellQuote(out.path());
   if (std::system(cmd.c_str()) != 0) {
     throw std::runtime_error("peer: the driver failed: " + cmd);
   }
@@ -75,13 +76,9 @@ Json IntArray(const T* x, int n) {
 
 }  // namespace
 
-std::string Quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
+std::string DriverCommand() {
+  return ShellQuote(MJPOS_PEER_PYTHON) + " " + ShellQuote(MJPOS_PEER_DRIVER);
 }
-
-std::string DriverCommand() { return Quote(MJPOS_PEER_PYTHON) + " " + Quote(MJPOS_PEER_DRIVER); }
 
 std::string ReadFile(const std::string& path) {
   std::ifstream f(path);

@@ -70,9 +70,6 @@ std::vector<double> Numbers(const Json& array);
 // The shell command that runs the driver (reads jobs on stdin, writes results on stdout).
 std::string DriverCommand();
 
-// s quoted for a POSIX shell.
-std::string Quote(const std::string& s);
-
 // The MJCF text of a file (the peer compiles from a string).
 std::string ReadFile(const std::string& path);
 

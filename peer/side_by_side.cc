@@ -20,8 +20,6 @@
 //   mjpos_peer_table [--out=FILE] [--repetitions=N] [--contact_only] [--motion_only]
 //                    [--cost_only] [--warp_only]
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -45,6 +43,7 @@
 
 #include "peer/conformance.h"
 #include "peer/peer.h"
+#include "support/callgrind.h"
 #include "support/contact.h"
 #include "support/one_dof.h"
 #include "support/models.h"
@@ -512,40 +511,6 @@ int Profile(int i, bool flag) {
   return StepStable(c.m.get(), d.get(), kCostSteps) ? 0 : 3;
 }
 
-// this program, quoted for a shell
-std::string SelfCommand() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  return Quote(n > 0 ? std::string(buf, n) : "mjpos_peer_table");
-}
-
-// instructions per step inside mj_step of a command run under callgrind, NaN if it fails; the
-// command's stdout in *output
-double Instructions(const std::string& command, const std::string& input, std::string* output) {
-  char name[] = "/tmp/mjpos_cost_XXXXXX";
-  int fd = mkstemp(name);
-  if (fd < 0) return NAN;
-  close(fd);
-  std::string path = name;
-  std::string in = path + ".json";
-  if (!input.empty()) std::ofstream(in) << input;
-  std::string cmd = "valgrind --tool=callgrind --toggle-collect=mj_step --callgrind-out-file=" +
-                    path + " " + command + (input.empty() ? "" : " < " + in) + " > " + path +
-                    ".out 2>/dev/null";
-  double total = NAN;
-  if (std::system(cmd.c_str()) == 0) {
-    *output = ReadFile(path + ".out");
-    std::ifstream f(path);
-    for (std::string line; std::getline(f, line);) {
-      if (line.rfind("totals:", 0) == 0) total = std::strtod(line.c_str() + 7, nullptr);
-    }
-  }
-  std::remove(path.c_str());
-  std::remove((path + ".out").c_str());
-  std::remove(in.c_str());
-  return total / kCostSteps;
-}
-
 void CostTable(std::ostream& out, const std::string& self, int repetitions) {
   const std::vector<std::string> integrators = {"implicitfast", "implicit", "discrete"};
   auto cases = CostCases();
@@ -557,11 +522,13 @@ void CostTable(std::ostream& out, const std::string& self, int repetitions) {
     int i = k / 5, col = k % 5;
     std::string output;
     if (col < 2) {
-      instr[k] = Instructions("--instr-atstart=no " + self + " --profile=" +
-                                  std::to_string(i) + ":" + std::to_string(col), "", &output);
+      instr[k] = CallgrindPerStep(
+          self + " --profile=" + std::to_string(i) + ":" + std::to_string(col), "", kCostSteps,
+          false);
     } else {
       Json jobs = Json::array({WarmJob(cases[i].second, integrators[col - 2], kCostSteps)});
-      instr[k] = Instructions(DriverCommand(), Json{{"jobs", jobs}}.dump(), &output);
+      instr[k] = CallgrindPerStep(DriverCommand(), Json{{"jobs", jobs}}.dump(), kCostSteps, true,
+                                  &output);
       // a count only where all steps were taken and stable
       Json r = output.empty() ? Json() : Json::parse(output)["results"][0];
       if (!r.is_object() || !r.value("stable", false) || r.value("steps", 0) != kCostSteps) {
@@ -1036,7 +1003,7 @@ int main(int argc, char** argv) {
     ReportTable(md);
     ScopeTable(md);
   }
-  if (!only || cost_only) CostTable(md, SelfCommand(), repetitions);
+  if (!only || cost_only) CostTable(md, mjpos::SelfCommand(), repetitions);
   if (!only || contact_only) ContactTable(md);
   if (!only || motion_only) MotionTable(md);
   if (!only || warp_only) WarpTable(md);

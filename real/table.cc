@@ -23,6 +23,7 @@
 //   mjpos_real_table [--out=FILE] [--loads]
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -32,9 +33,16 @@
 
 #include <mujoco/mujoco.h>
 #include "real/models.h"
+#include "support/callgrind.h"
 #include "support/models.h"
 #include "support/motion.h"
 #include "support/one_dof.h"
+// Callgrind's client requests (from Debian's valgrind package)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_START_INSTRUMENTATION
+#endif
 #ifdef MJPOS_REAL_PEER
 #include "peer/peer.h"
 #include "real/real_peer.h"
@@ -71,7 +79,38 @@ struct Row {
   int nu = 0, converted = 0;
   bool ran = false;
   bool bounded[kSettings][kSchemes] = {};
+  double instr[2] = {NAN, NAN};  // instructions per step inside mj_step, flag off and on
 };
+
+// The instruction counts: servos at kCostFn Hz, kCostZeta, h kCostH, random targets; kCostSteps
+// steps counted after kCostSteps steps with the flag from the start state.
+constexpr double kCostFn = 30, kCostZeta = 0.7, kCostH = 0.005;
+constexpr int kCostSteps = 50;
+
+// the --profile mode, run under callgrind: model i of RealModels, counted with the flag or not;
+// exits non-zero if the run diverges
+int Profile(int i, bool flag) {
+  std::vector<RealModel> models = RealModels(kDir);
+  if (i < 0 || i >= static_cast<int>(models.size())) return 2;
+  ModelPtr m(LoadReal(kDir, models[i]));
+  if (!m || !m->nu) return 2;
+  MakeRealServos(m.get(), kCostFn, kCostZeta);
+  m->opt.integrator = mjINT_IMPLICIT;
+  m->opt.timestep = kCostH;
+  MotionSetting s;
+  std::vector<double> ctrl = MotionControls(m.get(), s, kCostH);
+  DataPtr d(mj_makeData(m.get()));
+  ResetToStart(m.get(), d.get());
+  const int warnings = BadStateWarnings(d.get());
+  for (int k = 0; k < 2 * kCostSteps; ++k) {
+    if (k == kCostSteps) CALLGRIND_START_INSTRUMENTATION;
+    SetScheme(m.get(), k < kCostSteps || flag ? Scheme::kBackwardEuler : Scheme::kStock);
+    mju_copy(d->ctrl, ctrl.data() + static_cast<size_t>(k) * m->nu, m->nu);
+    mj_step(m.get(), d.get());
+    if (MotionDiverged(m.get(), d.get(), warnings)) return 3;
+  }
+  return 0;
+}
 
 void Quiet(const char*) {}  // divergence warns; the runs count the warnings in mjData
 
@@ -133,17 +172,19 @@ int main(int argc, char** argv) {
   using namespace mjpos::real;  // NOLINT
   std::string out;
   bool loads = false;
+  int profile_model = -1, profile_flag = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--out=", 0) == 0) {
       out = a.substr(6);
     } else if (a == "--loads") {
       loads = true;
-    } else {
+    } else if (std::sscanf(a.c_str(), "--profile=%d:%d", &profile_model, &profile_flag) != 2) {
       std::cerr << "usage: mjpos_real_table [--out=FILE] [--loads]\n";
       return 2;
     }
   }
+  if (profile_model >= 0) return Profile(profile_model, profile_flag);
   if (loads) {
     std::string md = LoadTable();
     if (out.empty()) {
@@ -238,6 +279,15 @@ int main(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - ours;
 #endif
 
+  // the flag's cost: each model off and on in its own process under callgrind, on every core
+  OnEveryCore(2 * rows.size(), [&](size_t k) {
+    Row& row = rows[k / 2];
+    if (!row.ran) return;
+    row.instr[k % 2] = CallgrindPerStep(
+        SelfCommand() + " --profile=" + std::to_string(k / 2) + ":" + std::to_string(k % 2), "",
+        kCostSteps, false);
+  });
+
   // the table
   std::ostringstream md;
   md << "Real models made servos (real/README.md): f_n 10/30/100 Hz x zeta 0/0.7 x h 2/5/10 ms, "
@@ -247,19 +297,23 @@ int main(int argc, char** argv) {
         "|qvel| <= "
      << kMotionVmax << ". Peer: upstream MuJoCo " << peer_version
      << " (`discrete`; its `implicit` checks that it runs the same servos, commands and start "
-        "as stock here).\n\n";
+        "as stock here). Instructions: inside `mj_step` (callgrind), "
+     << kCostSteps << " steps at f_n " << kCostFn << " Hz, zeta " << kCostZeta << ", h "
+     << 1e3 * kCostH << " ms after " << kCostSteps
+     << " with the flag from the start state ('diverges': stock does there).\n\n";
   md << "| model | source | nu (servos made) | stock | flag | weighted | discrete | 4.0 implicit "
-        "| flag or weighted diverges, stock or discrete bounded (f_n/zeta/h) |\n";
-  md << "|---|---|---|---|---|---|---|---|---|\n";
+        "| flag or weighted diverges, stock or discrete bounded (f_n/zeta/h) | instructions "
+        "flag / off |\n";
+  md << "|---|---|---|---|---|---|---|---|---|---|\n";
   int total[kSchemes] = {}, runs = 0, worse = 0;
   for (const Row& row : rows) {
     md << "| " << row.model.name << " | " << row.model.source << " | ";
     if (!row.error.empty()) {
-      md << "does not load: " << row.error << " | | | | | | |\n";
+      md << "does not load: " << row.error << " | | | | | | | |\n";
       continue;
     }
     if (!row.ran) {
-      md << "0 | no actuators | | | | | |\n";
+      md << "0 | no actuators | | | | | | |\n";
       continue;
     }
     md << row.nu << " (" << row.converted << ")";
@@ -285,7 +339,11 @@ int main(int argc, char** argv) {
         worse++;
       }
     }
-    md << (list.empty() ? "none" : list) << " |\n";
+    char ratio[32] = "diverges";
+    if (!std::isnan(row.instr[1] / row.instr[0])) {
+      std::snprintf(ratio, sizeof(ratio), "%.3f", row.instr[1] / row.instr[0]);
+    }
+    md << (list.empty() ? "none" : list) << " | " << ratio << " |\n";
   }
   md << "\nTotals over " << runs << " models x " << kSettings << " settings:";
   for (int sc = 0; sc < kSchemes; ++sc) md << " " << kSchemeNames[sc] << " " << total[sc] << ";";
