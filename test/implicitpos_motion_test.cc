@@ -134,19 +134,22 @@ static ModelPtr Pendulum(double h, bool floating) {
   return m;
 }
 
-// Catches: a step that turns a joint below another by more than mjMAXTURN at its slower end not
-// taken as ceil(turn / mjMAXTURN) steps of h/n (at most 64, a substep that turns too far divided
-// again, twice at most), each as mj_step's at h/n bit for bit; its time not advanced by exactly
-// h, or its MuJoCo stack not given back; its *_step outputs not the substeps' mean; a step
-// substepped that turns less than that, turns only a root joint, or turns far only at its end.
-// The lower hinge at 87.5 rad/s turning about 0.875 rad (n 6 at mjMAXTURN 0.15), at 2000 rad/s
-// 20 rad (64 substeps of 0.31 rad, each taken as 3), at 7e4 rad/s 700 rad (64 of 10.9 rad, each
-// 64 of 0.17 rad, each 2), at 10 rad/s 0.1 rad (one step), from rest under 300 N m to about
-// 100 rad/s (one step), from 20 to about 32 rad/s under 36 N m (2 substeps, by the slower end:
-// the faster would take 3), from 29 to about 12 rad/s under -51 N m (one step: the start alone
-// would take 2); the upper at 87.5 rad/s (one step). Below a free body: its rotation about x at
-// 87.5 rad/s (n 6), its translation at 87.5 m/s (one step). After bad-state warnings of earlier
-// steps (their counts 1 and 2), the time still advances by exactly h.
+// Catches: a step that turns a joint below another by more than mjMAXTURN at its slower end
+// while its speed changes by more than that end's, or by more than mjMAXTURNSTEADY at an even
+// speed, not taken as ceil(turn / mjMAXTURN) steps of h/n (at most 64, a substep that turns too
+// far divided again, twice at most), each as mj_step's at h/n bit for bit; its time not advanced
+// by exactly h, or its MuJoCo stack not given back; its *_step outputs not the substeps' mean; a
+// step substepped that turns less than that, turns only a root joint, or turns far only at its
+// end. The lower hinge at an even speed: 87.5 rad/s turning about 0.875 rad (n 6 at mjMAXTURN
+// 0.15), 30 rad/s 0.3 rad (one step: below mjMAXTURNSTEADY), 10 rad/s 0.1 rad (one step), 2000
+// rad/s 20 rad (64 substeps of 0.31 rad, steady: not divided again), 2.5e5 rad/s 2500 rad (64 of
+// 39 rad, each 64 of 0.61 rad, each 5); from rest under 300 N m to about 100 rad/s (one step),
+// from 20 to about 45 rad/s under 75 N m (2 substeps, by the slower end: the faster would take
+// 3), from 20 to about 32 rad/s under 36 N m (one step: steady, 0.2 rad), from 29 to about 12
+// rad/s under -51 N m (one step: the start alone would take 2); the upper at 87.5 rad/s (one
+// step). Below a free body: its rotation about x at 87.5 rad/s (n 6), its translation at 87.5
+// m/s (one step). After bad-state warnings of earlier steps (their counts 1 and 2), the time
+// still advances by exactly h.
 TEST_F(ImplicitPosMotion, TooFarATurnIsTakenAsSubsteps) {
   struct Case {
     int dof;  // the hinge that turns: 1 the lower, 0 the upper (a root: M does not change)
@@ -155,9 +158,10 @@ TEST_F(ImplicitPosMotion, TooFarATurnIsTakenAsSubsteps) {
     bool floating = false;    // Pendulum's free body: dof 0-2 its translation, 3-5 its rotation
     int warned = 0;           // the bad qpos, qvel and qacc warnings of earlier steps: each count
   };
-  const Case cases[] = {{1, 87.5, 0, {6}}, {1, 2000, 0, {64, 3}}, {1, 7e4, 0, {64, 64, 2}},
-                        {1, 10, 0, {1}},   {0, 87.5, 0, {1}},     {1, 0, 300, {1}},
-                        {1, 20, 36, {2}},  {1, 29, -51, {1}},      {3, 87.5, 0, {6}, true},
+  const Case cases[] = {{1, 87.5, 0, {6}},      {1, 30, 0, {1}},         {1, 10, 0, {1}},
+                        {1, 2000, 0, {64}},     {1, 2.5e5, 0, {64, 64, 5}},
+                        {0, 87.5, 0, {1}},      {1, 0, 300, {1}},        {1, 20, 75, {2}},
+                        {1, 20, 36, {1}},       {1, 29, -51, {1}},       {3, 87.5, 0, {6}, true},
                         {0, 87.5, 0, {1}, true},   {1, 87.5, 0, {6}, false, 1},
                         {1, 87.5, 0, {6}, false, 2}};
   const double h = 0.01;
