@@ -318,13 +318,17 @@ std::vector<Part7DropRow> DropStudy(const Options& opt);
 std::vector<MotionResult> MotionStudy(const Options& opt);
 
 // Part 8's held-out grids: A (held out from the first form of the flag's substeps, its
-// divergences then chose their third level), B and C (run after every choice). A (seed 2: the
+// divergences then chose their third level), B and C (run after those choices; with part 8 and
+// the real robots they then chose the steady turn's threshold), D (run after every choice). A
+// (seed 2: the
 // humanoid on its floor and with contact off, chain12, arm7; f_n 15, 45, 150, 450 Hz; zeta 0.05,
 // 0.2, 0.85; h 2.5, 4, 8 ms; random targets every 20 and 35 ms, a step, sinusoids of 0.6 s),
 // B (seed 3: those and chain6; f_n 20, 70, 220, 700 Hz; zeta 0, 0.4, 1; h 3, 6, 9 ms; random
 // targets every 25 and 45 ms, a step, sinusoids of 0.45 s) and C (seed 4: humanoid100 on its
-// floor; f_n 30, 100, 300, 1000 Hz; zeta 0.7; h 5, 10 ms; random targets every 40 ms). The
-// flag alone; the reference (as MeasureMotion's) only where the flag diverges (smoke: one
+// floor; f_n 30, 100, 300, 1000 Hz; zeta 0.7; h 5, 10 ms; random targets every 40 ms), D (seed
+// 5: the humanoid on its floor and with contact off, chain4, chain8, arm7; f_n 12, 40, 130, 400
+// Hz; zeta 0, 0.15, 0.6; h 3.5, 7.5 ms; random targets every 30 ms, a step, sinusoids of 0.55 s).
+// The flag alone; the reference (as MeasureMotion's) only where the flag diverges (smoke: one
 // setting).
 struct HeldOutRow {
   std::string grid;

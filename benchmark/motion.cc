@@ -15,8 +15,8 @@
 // Part 8: violent motion. The servo humanoid (on its floor and with contact off), chain12 and
 // arm7, every servo tuned from its reflected inertia to one f_n and zeta, under RL commands across
 // each joint's range (support/motion.h), each scheme against the converged reference; then the
-// held-out grids, on which no rule of the flag's substeps was chosen; then the weighted mode's
-// suite.
+// held-out grids (A, B and C held out the substeps' first rules, D their steady turn); then the
+// weighted mode's suite.
 
 #include <string>
 #include <utility>
@@ -89,6 +89,11 @@ std::vector<HeldOutRow> MotionHeldOut(const Options& opt) {
        {20, 70, 220, 700}, {0, 0.4, 1}, {0.003, 0.006, 0.009}},
       {"C", 4, {{"humanoid100", true}}, {{Command::kRandom, 0.04}}, {30, 100, 300, 1000}, {0.7},
        {0.005, 0.010}},
+      {"D", 5,
+       {{"humanoid", true}, {"humanoid", false}, {"chain4", false}, {"chain8", false},
+        {"arm7", false}},
+       {{Command::kRandom, 0.03}, {Command::kStep, 0}, {Command::kTrack, 0.55}},
+       {12, 40, 130, 400}, {0, 0.15, 0.6}, {0.0035, 0.0075}},
   };
   std::vector<HeldOutRow> rows;
   for (const Grid& g : grids) {

@@ -414,8 +414,9 @@ void WriteMotionHeldOut(std::ostream& md, const std::vector<HeldOutRow>& rows) {
   md << "\n### Held out\n\n";
   md << "Grids outside part 8 (benchmark/mjpos_bench.h, MotionHeldOut): A held out the first "
         "form of the flag's substeps, and its four divergences then chose their third level; "
-        "B and C were run after every choice. The flag alone, the reference only where the "
-        "flag diverged.\n\n";
+        "B and C were run after those choices, and with part 8 and the real robots then chose "
+        "the threshold of a steady turn; D was run after every choice. The flag alone, the "
+        "reference only where the flag diverged.\n\n";
   md << "| grid | settings | flag bounded | flag diverged, reference bounded | substepped | "
         "passes added |\n|---|---|---|---|---|---|\n";
   std::vector<std::string> failures;
