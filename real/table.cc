@@ -17,6 +17,9 @@
 // from its start state, contact on: how many settings are bounded under stock `implicit`, the
 // flag, the weighted mode and (built with the peer) upstream 4.0's `discrete` and `implicit`, and
 // the settings where the flag or the weighted mode diverges while stock or discrete is bounded.
+// Then the contact table: each model made servos at f_n 30 and 100 Hz, zeta 0, held from qpos0
+// with every control 0 at h 5 ms, against its converged reference (support/contact.h), for the
+// models whose reference comes to rest in contact (they stand, lie or hold something).
 // A markdown table, to stdout or --out=FILE. --loads: instead, the models as 2.2.2 loads them
 // (sizes, actuators, keyframes), the load table of real/README.md.
 //
@@ -34,6 +37,7 @@
 #include <mujoco/mujoco.h>
 #include "real/models.h"
 #include "support/callgrind.h"
+#include "support/contact.h"
 #include "support/models.h"
 #include "support/motion.h"
 #include "support/one_dof.h"
@@ -113,6 +117,60 @@ int Profile(int i, bool flag) {
 }
 
 void Quiet(const char*) {}  // divergence warns; the runs count the warnings in mjData
+
+// The contact table's settings: f_n, zeta (kv 0, <position>'s default), the timestep, and the
+// reference's smallest timestep and longest run (ContactReference: at most 9 halvings of h, 8 s)
+constexpr double kContactFns[] = {30, 100};
+constexpr double kContactZeta = 0, kContactH = 0.005;
+constexpr double kContactRefHmin = 1e-5, kContactRefSeconds = 8;
+
+// one model at one f_n: the reference (h_ref 0: none), stock, the flag and the weighted mode
+struct ContactRow {
+  std::string model;
+  double fn = 0, h_ref = 0, seconds = 2;
+  ContactMetrics reference, scheme[3];
+};
+
+// each model with servos made at each f_n of kContactFns; the rows whose reference converged in
+// contact with a positive force
+std::vector<ContactRow> ContactTable(const std::vector<RealModel>& models) {
+  const int nfn = sizeof(kContactFns) / sizeof(kContactFns[0]);
+  std::vector<ContactRow> rows(models.size() * nfn);
+  OnEveryCore(rows.size(), [&](size_t k) {
+    ContactRow& row = rows[k];
+    row.model = models[k / nfn].Id();
+    row.fn = kContactFns[k % nfn];
+    ModelPtr m(LoadReal(kDir, models[k / nfn]));
+    if (!m || MakeRealServos(m.get(), row.fn, kContactZeta).empty()) return;
+    m->opt.integrator = mjINT_IMPLICIT;
+    m->opt.timestep = kContactH;
+    SetScheme(m.get(), Scheme::kStock);
+    row.reference = ContactReference(m.get(), &row.seconds, kContactRefSeconds, kContactWindow,
+                                     -1, kContactTol, kContactRefHmin, &row.h_ref);
+    if (!row.h_ref || !row.reference.stable || !(row.reference.force > 0)) {
+      row.h_ref = 0;
+      return;
+    }
+    const Scheme schemes[3] = {Scheme::kStock, Scheme::kBackwardEuler, Scheme::kWeighted};
+    for (int i = 0; i < 3; ++i) {
+      SetScheme(m.get(), schemes[i]);
+      row.scheme[i] = MeasureContact(m.get(), row.seconds, kContactWindow, -1);
+    }
+  });
+  std::vector<ContactRow> kept;
+  for (const ContactRow& row : rows) {
+    if (row.h_ref) kept.push_back(row);
+  }
+  return kept;
+}
+
+// force / penetration / ripple, or "diverges"
+std::string ContactCell(const ContactMetrics& c) {
+  if (!c.stable) return "diverges";
+  char text[96];
+  std::snprintf(text, sizeof(text), "%.4g / %.3g / %.2g", c.force, c.penetration, c.ripple);
+  return text;
+}
 
 // m's actuators in words: how many of each kind, the motors this slice makes servos first
 std::string ActuatorKinds(const mjModel* m) {
@@ -354,6 +412,51 @@ int main(int argc, char** argv) {
                 "\nWall time: %.1f s (this library %.1f s, the peer %.1f s).\n",
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
                 ours, peer_seconds);
+  md << timing;
+
+  // the contact table
+  auto contact_start = std::chrono::steady_clock::now();
+  std::vector<ContactRow> contact = ContactTable(RealModels(kDir));
+  md << "\n### In contact\n\nEach model made servos at f_n 30 and 100 Hz, zeta " << kContactZeta
+     << " (kv 0), held from qpos0 with every control 0, h " << 1e3 * kContactH
+     << " ms; the reference: stock at h/N, N doubled until force and penetration agree to "
+     << 100 * kContactTol << " % over three halvings (h/N at least " << kContactRefHmin
+     << " s) and at rest (the run doubled up to " << kContactRefSeconds
+     << " s); the rows whose reference converged in contact, with a positive force. Each cell: "
+        "the summed normal force (N) / mean penetration (m) / ripple over the last "
+     << kContactWindow << " s. Error: |force - reference's| / reference's.\n\n";
+  md << "| model | f_n | h_ref | reference | stock | flag | weighted | error stock | error flag "
+        "| error weighted |\n|---|---|---|---|---|---|---|---|---|---|\n";
+  int within[3] = {}, stable[3] = {};
+  for (const ContactRow& row : contact) {
+    char head[96];
+    std::snprintf(head, sizeof(head), "| %s | %g Hz | %.3g ms | ", row.model.c_str(), row.fn,
+                  1e3 * row.h_ref);
+    md << head << ContactCell(row.reference);
+    for (int i = 0; i < 3; ++i) md << " | " << ContactCell(row.scheme[i]);
+    for (int i = 0; i < 3; ++i) {
+      if (!row.scheme[i].stable) {
+        md << " | -";
+        continue;
+      }
+      double error = std::abs(row.scheme[i].force - row.reference.force) / row.reference.force;
+      stable[i]++;
+      within[i] += error <= kContactTol;
+      char cell[32];
+      std::snprintf(cell, sizeof(cell), " | %.2g", error);
+      md << cell;
+    }
+    md << " |\n";
+  }
+  const char* names[3] = {"stock", "the flag", "the weighted mode"};
+  md << "\nIn contact: " << contact.size() << " rows.";
+  for (int i = 0; i < 3; ++i) {
+    md << " " << names[i] << ": stable in " << stable[i] << ", force within "
+       << 100 * kContactTol << " % of the reference's in " << within[i] << ";";
+  }
+  std::snprintf(timing, sizeof(timing), " %.1f s.\n",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - contact_start)
+                    .count());
   md << timing;
 
   if (out.empty()) {

@@ -22,12 +22,12 @@
 #      and wall clock), contact, violent motion, MuJoCo Warp on the CPU; writes
 #      <build>/peer-results.md;
 #   5. runs the real-robot table (real/: dm_control's and Gymnasium's models made servos under
-#      random targets; stock, the flag, the weighted mode, 4.0's discrete); writes
-#      <build>/real-results.md.
+#      random targets; stock, the flag, the weighted mode, 4.0's discrete; then held in contact
+#      against converged references); writes <build>/real-results.md.
 # About 5 to 10 minutes on 2 cores from scratch for the build, plus part 7's references (about
 # 11 minutes), part 8 (about 11 minutes), the peer table (about 20 minutes: its native cost,
 # contact and motion sections about 6, 6 and 2, MuJoCo Warp 2 with its kernels compiled) and
-# the real-robot table (about 3 minutes).
+# the real-robot table (about 3 minutes, and 1 for its contact table).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
