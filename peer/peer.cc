@@ -181,4 +181,32 @@ std::vector<double> Numbers(const Json& array) {
   return x;
 }
 
+std::string Xpos(int body, int a) { return "xpos[" + std::to_string(3 * body + a) + "]"; }
+
+ContactMetrics StandingOf(double seconds, int body, double h, const Json& r) {
+  if (r.contains("error") || !r["stable"].get<bool>()) return {};
+  const int stride = ContactStride(h);
+  const int n = std::lround(seconds / h), first = n - std::lround(kContactWindow / h);
+  std::vector<double> force, penetration, start(3, 0), end(3, 0);
+  const Json& t = r["trace"];
+  for (size_t i = 0; i < t["normalforce"].size(); ++i) {
+    const int k = (i + 1) * stride;  // the step after which sample i was taken
+    if (k <= first) continue;
+    if (t["ncon"][i].get<double>() == 0) return {};
+    force.push_back(t["normalforce"][i].get<double>());
+    penetration.push_back(t["depth"][i].get<double>());
+  }
+  double moved = 0;
+  if (body >= 0) {
+    const size_t at_first = first / stride - 1, last = t["normalforce"].size() - 1;
+    double delta[3];
+    for (int a = 0; a < 3; ++a) {
+      const Json& x = t[Xpos(body, a)];
+      delta[a] = x[last].get<double>() - x[at_first].get<double>();
+    }
+    moved = mju_norm3(delta);
+  }
+  return ContactMetricsOf(force, penetration, moved, kContactWindow);
+}
+
 }  // namespace mjpos::peer

@@ -26,6 +26,7 @@
 
 #include <mujoco/mujoco.h>
 #include <nlohmann/json.hpp>
+#include "support/contact.h"
 #include "support/motion.h"
 
 namespace mjpos::peer {
@@ -66,6 +67,14 @@ Json ControlRows(const std::vector<double>& ctrl, int nu, int steps);
 
 // A result's array field ("report" or "trace" entry) as numbers; NaN where the driver wrote null.
 std::vector<double> Numbers(const Json& array);
+
+// The trace name of element a (0 x, 1 y, 2 z) of body's position: "xpos[3*body+a]".
+std::string Xpos(int body, int a);
+
+// The standing metrics of a result whose job ran `seconds` at h and traced "normalforce",
+// "depth" and "ncon" every ContactStride(h) steps (and body's Xpos, if body >= 0): MeasureContact's
+// over the last kContactWindow s (support/contact.h); unstable if the job failed or diverged.
+ContactMetrics StandingOf(double seconds, int body, double h, const Json& r);
 
 // The shell command that runs the driver (reads jobs on stdin, writes results on stdout).
 std::string DriverCommand();

@@ -123,12 +123,21 @@ void Quiet(const char*) {}  // divergence warns; the runs count the warnings in 
 constexpr double kContactFns[] = {30, 100};
 constexpr double kContactZeta = 0, kContactH = 0.005;
 constexpr double kContactRefHmin = 1e-5, kContactRefSeconds = 8;
+#ifdef MJPOS_REAL_PEER
+constexpr bool kPeerBuilt = true;
+#else
+constexpr bool kPeerBuilt = false;
+#endif
 
-// one model at one f_n: the reference (h_ref 0: none), stock, the flag and the weighted mode
+// one model at one f_n: the reference (h_ref 0: none), stock, the flag, the weighted mode and
+// upstream's discrete (built with the peer: its job)
 struct ContactRow {
   std::string model;
   double fn = 0, h_ref = 0, seconds = 2;
-  ContactMetrics reference, scheme[3];
+  ContactMetrics reference, scheme[4];
+#ifdef MJPOS_REAL_PEER
+  peer::Json job;
+#endif
 };
 
 // each model with servos made at each f_n of kContactFns; the rows whose reference converged in
@@ -156,11 +165,33 @@ std::vector<ContactRow> ContactTable(const std::vector<RealModel>& models) {
       SetScheme(m.get(), schemes[i]);
       row.scheme[i] = MeasureContact(m.get(), row.seconds, kContactWindow, -1);
     }
+#ifdef MJPOS_REAL_PEER
+    SetScheme(m.get(), Scheme::kStock);
+    row.job = {{"file", kDir + "/" + models[k / nfn].path},
+               {"integrator", "discrete"},
+               {"timestep", kContactH},
+               {"model", peer::ServoEdits(m.get())},
+               {"steps", std::lround(row.seconds / kContactH)},
+               {"every", ContactStride(kContactH)},
+               {"trace", {"normalforce", "depth", "ncon"}}};
+#endif
   });
   std::vector<ContactRow> kept;
   for (const ContactRow& row : rows) {
     if (row.h_ref) kept.push_back(row);
   }
+#ifdef MJPOS_REAL_PEER
+  peer::Json jobs = peer::Json::array();
+  for (const ContactRow& row : kept) jobs.push_back(row.job);
+  try {
+    peer::Json results = peer::Run(jobs);
+    for (size_t i = 0; i < kept.size(); ++i) {
+      kept[i].scheme[3] = peer::StandingOf(kept[i].seconds, -1, kContactH, results[i]);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "mjpos_real_table: peer: " << e.what() << "\n";
+  }
+#endif
   return kept;
 }
 
@@ -419,22 +450,26 @@ int main(int argc, char** argv) {
   std::vector<ContactRow> contact = ContactTable(RealModels(kDir));
   md << "\n### In contact\n\nEach model made servos at f_n 30 and 100 Hz, zeta " << kContactZeta
      << " (kv 0), held from qpos0 with every control 0, h " << 1e3 * kContactH
-     << " ms; the reference: stock at h/N, N doubled until force and penetration agree to "
+     << " ms; discrete: upstream's; the reference: stock at h/N, N doubled until force and "
+        "penetration agree to "
      << 100 * kContactTol << " % over three halvings (h/N at least " << kContactRefHmin
      << " s) and at rest (the run doubled up to " << kContactRefSeconds
      << " s); the rows whose reference converged in contact, with a positive force. Each cell: "
         "the summed normal force (N) / mean penetration (m) / ripple over the last "
      << kContactWindow << " s. Error: |force - reference's| / reference's.\n\n";
-  md << "| model | f_n | h_ref | reference | stock | flag | weighted | error stock | error flag "
-        "| error weighted |\n|---|---|---|---|---|---|---|---|---|---|\n";
-  int within[3] = {}, stable[3] = {};
+  md << "| model | f_n | h_ref | reference | stock | flag | weighted | discrete | error stock "
+        "| error flag | error weighted | error discrete |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  int within[4] = {}, stable[4] = {};
   for (const ContactRow& row : contact) {
     char head[96];
     std::snprintf(head, sizeof(head), "| %s | %g Hz | %.3g ms | ", row.model.c_str(), row.fn,
                   1e3 * row.h_ref);
     md << head << ContactCell(row.reference);
-    for (int i = 0; i < 3; ++i) md << " | " << ContactCell(row.scheme[i]);
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 4; ++i) {
+      md << " | " << (i < 3 || kPeerBuilt ? ContactCell(row.scheme[i]) : "not built");
+    }
+    for (int i = 0; i < 4; ++i) {
       if (!row.scheme[i].stable) {
         md << " | -";
         continue;
@@ -448,9 +483,9 @@ int main(int argc, char** argv) {
     }
     md << " |\n";
   }
-  const char* names[3] = {"stock", "the flag", "the weighted mode"};
+  const char* names[4] = {"stock", "the flag", "the weighted mode", "4.0 discrete"};
   md << "\nIn contact: " << contact.size() << " rows.";
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 4; ++i) {
     md << " " << names[i] << ": stable in " << stable[i] << ", force within "
        << 100 * kContactTol << " % of the reference's in " << within[i] << ";";
   }
