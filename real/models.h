@@ -35,6 +35,12 @@ namespace mjpos::real {
 inline constexpr char kDmControlDir[] = "dm_control/suite";
 inline constexpr char kGymnasiumDir[] = "gymnasium/envs/mujoco/assets";
 
+// The contact setting (mjpos_real_table's contact table, real_test's standing test): servos of
+// zeta 0 (kv 0, <position>'s default) held from qpos0 at h 5 ms; the converged reference's
+// smallest timestep and longest run (support/contact.h's ContactReference)
+inline constexpr double kRealContactZeta = 0, kRealContactH = 0.005;
+inline constexpr double kRealContactRefHmin = 1e-5, kRealContactRefSeconds = 8;
+
 // One real model: its name (the file's stem), its source ("dm_control" or "Gymnasium") and its
 // MJCF's path relative to the real-models directory.
 struct RealModel {

@@ -72,14 +72,15 @@ ModelPtr LoadServos(const RealModel& r, double fn, double zeta, int* made = null
 TEST_F(RealModelsTest, StandsWhereTheReferenceDoes) {
   WarningCapture capture;  // stock diverges
   for (const char* id : {"dm_control/walker", "Gymnasium/half_cheetah", "Gymnasium/hopper"}) {
-    ModelPtr m = LoadServos(Find(id), 100, 0);
+    ModelPtr m = LoadServos(Find(id), 100, kRealContactZeta);
     ASSERT_TRUE(m) << id;
     m->opt.integrator = mjINT_IMPLICIT;
-    m->opt.timestep = 0.005;
+    m->opt.timestep = kRealContactH;
     SetScheme(m.get(), Scheme::kStock);
     double seconds = 2, h_ref = 0;
-    ContactMetrics reference = ContactReference(m.get(), &seconds, 8, kContactWindow, -1,
-                                                kContactTol, 1e-5, &h_ref);
+    ContactMetrics reference = ContactReference(m.get(), &seconds, kRealContactRefSeconds,
+                                                kContactWindow, -1, kContactTol,
+                                                kRealContactRefHmin, &h_ref);
     ASSERT_GT(h_ref, 0) << id;
     ASSERT_TRUE(reference.stable) << id;
     EXPECT_FALSE(MeasureContact(m.get(), seconds, kContactWindow, -1).stable) << id;

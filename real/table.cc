@@ -118,11 +118,8 @@ int Profile(int i, bool flag) {
 
 void Quiet(const char*) {}  // divergence warns; the runs count the warnings in mjData
 
-// The contact table's settings: f_n, zeta (kv 0, <position>'s default), the timestep, and the
-// reference's smallest timestep and longest run (ContactReference: at most 9 halvings of h, 8 s)
+// The contact table's f_n (its other settings: real/models.h, kRealContact*)
 constexpr double kContactFns[] = {30, 100};
-constexpr double kContactZeta = 0, kContactH = 0.005;
-constexpr double kContactRefHmin = 1e-5, kContactRefSeconds = 8;
 #ifdef MJPOS_REAL_PEER
 constexpr bool kPeerBuilt = true;
 #else
@@ -150,12 +147,12 @@ std::vector<ContactRow> ContactTable(const std::vector<RealModel>& models) {
     row.model = models[k / nfn].Id();
     row.fn = kContactFns[k % nfn];
     ModelPtr m(LoadReal(kDir, models[k / nfn]));
-    if (!m || MakeRealServos(m.get(), row.fn, kContactZeta).empty()) return;
+    if (!m || MakeRealServos(m.get(), row.fn, kRealContactZeta).empty()) return;
     m->opt.integrator = mjINT_IMPLICIT;
-    m->opt.timestep = kContactH;
+    m->opt.timestep = kRealContactH;
     SetScheme(m.get(), Scheme::kStock);
-    row.reference = ContactReference(m.get(), &row.seconds, kContactRefSeconds, kContactWindow,
-                                     -1, kContactTol, kContactRefHmin, &row.h_ref);
+    row.reference = ContactReference(m.get(), &row.seconds, kRealContactRefSeconds, kContactWindow,
+                                     -1, kContactTol, kRealContactRefHmin, &row.h_ref);
     if (!row.h_ref || !row.reference.stable || !(row.reference.force > 0)) {
       row.h_ref = 0;
       return;
@@ -169,10 +166,10 @@ std::vector<ContactRow> ContactTable(const std::vector<RealModel>& models) {
     SetScheme(m.get(), Scheme::kStock);
     row.job = {{"file", kDir + "/" + models[k / nfn].path},
                {"integrator", "discrete"},
-               {"timestep", kContactH},
+               {"timestep", kRealContactH},
                {"model", peer::ServoEdits(m.get())},
-               {"steps", std::lround(row.seconds / kContactH)},
-               {"every", ContactStride(kContactH)},
+               {"steps", std::lround(row.seconds / kRealContactH)},
+               {"every", ContactStride(kRealContactH)},
                {"trace", {"normalforce", "depth", "ncon"}}};
 #endif
   });
@@ -186,7 +183,7 @@ std::vector<ContactRow> ContactTable(const std::vector<RealModel>& models) {
   try {
     peer::Json results = peer::Run(jobs);
     for (size_t i = 0; i < kept.size(); ++i) {
-      kept[i].scheme[3] = peer::StandingOf(kept[i].seconds, -1, kContactH, results[i]);
+      kept[i].scheme[3] = peer::StandingOf(kept[i].seconds, -1, kRealContactH, results[i]);
     }
   } catch (const std::exception& e) {
     std::cerr << "mjpos_real_table: peer: " << e.what() << "\n";
@@ -453,12 +450,12 @@ int main(int argc, char** argv) {
   // the contact table
   auto contact_start = std::chrono::steady_clock::now();
   std::vector<ContactRow> contact = ContactTable(RealModels(kDir));
-  md << "\n### In contact\n\nEach model made servos at f_n 30 and 100 Hz, zeta " << kContactZeta
-     << " (kv 0), held from qpos0 with every control 0, h " << 1e3 * kContactH
+  md << "\n### In contact\n\nEach model made servos at f_n 30 and 100 Hz, zeta " << kRealContactZeta
+     << " (kv 0), held from qpos0 with every control 0, h " << 1e3 * kRealContactH
      << " ms; discrete: upstream's; the reference: stock at h/N, N doubled until force and "
         "penetration agree to "
-     << 100 * kContactTol << " % over three halvings (h/N at least " << kContactRefHmin
-     << " s) and at rest (the run doubled up to " << kContactRefSeconds
+     << 100 * kContactTol << " % over three halvings (h/N at least " << kRealContactRefHmin
+     << " s) and at rest (the run doubled up to " << kRealContactRefSeconds
      << " s); the rows whose reference converged in contact, with a positive force. The "
         "reference: the summed normal force (N) / mean penetration (m) / ripple over the last "
      << kContactWindow
