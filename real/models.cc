@@ -143,7 +143,6 @@ void ResetToStart(const mjModel* m, mjData* d) {
 
 MotionRun RunReal(mjModel* m, const MotionSetting& s, Scheme scheme, double h, int steps,
                   std::vector<mjtNum>* qpos_end) {
-  MotionRun run;
   m->opt.integrator = mjINT_IMPLICIT;
   m->opt.timestep = h;
   SetScheme(m, scheme);
@@ -152,21 +151,11 @@ MotionRun RunReal(mjModel* m, const MotionSetting& s, Scheme scheme, double h, i
   if (steps < 0 || steps > rows) steps = rows;
   mjData* d = mj_makeData(m);
   ResetToStart(m, d);
-  if (qpos_end) qpos_end->clear();
-  int warnings = BadStateWarnings(d);
-  for (int k = 0; k < steps; ++k) {
-    if (m->nu) mju_copy(d->ctrl, ctrl.data() + static_cast<size_t>(k) * m->nu, m->nu);
-    mj_step(m, d);
-    run.steps++;
-    if (MotionDiverged(m, d, warnings)) {
-      run.t_div = (k + 1) * h;
-      mj_deleteData(d);
-      return run;
-    }
-    for (int i = 0; i < m->nv; ++i) run.peak_speed = std::max(run.peak_speed, std::abs(d->qvel[i]));
+  MotionRun run = RunMotionFrom(m, d, ctrl, steps);
+  if (qpos_end) {
+    qpos_end->clear();
+    if (run.bounded) qpos_end->assign(d->qpos, d->qpos + m->nq);
   }
-  run.bounded = true;
-  if (qpos_end) qpos_end->assign(d->qpos, d->qpos + m->nq);
   mj_deleteData(d);
   return run;
 }

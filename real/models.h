@@ -91,9 +91,10 @@ void ResetToStart(const mjModel* m, mjData* d);
 // Runs scheme `scheme` of m under `implicit` (whatever the file's integrator) at timestep h from
 // the start state for `steps` steps (-1: kMotionSeconds) under s's command (MotionControls: its
 // period and seed; the other fields of s are not used): bounded as in support/motion.h (finite,
-// no bad-state warning, every |qvel| at most kMotionVmax to the end), else the time it diverged.
-// qpos_end: the positions after the last step, if given (empty if it diverged). m's integrator,
-// timestep and flags are set.
+// no bad-state warning, every |qvel| at most kMotionVmax to the end), else the time it diverged;
+// its hinges sampled as RunMotion samples them (MotionError), by support/motion.h's
+// RunMotionFrom. qpos_end: the positions after the last step, if given (empty if it diverged).
+// m's integrator, timestep and flags are set.
 MotionRun RunReal(mjModel* m, const MotionSetting& s, Scheme scheme, double h, int steps = -1,
                   std::vector<mjtNum>* qpos_end = nullptr);
 

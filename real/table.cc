@@ -20,16 +20,20 @@
 // Then the contact table: each model made servos at f_n 30 and 100 Hz, zeta 0, held from qpos0
 // with every control 0 at h 5 ms, against its converged reference (support/contact.h), for the
 // models whose reference comes to rest in contact (they stand, lie or hold something).
-// A markdown table, to stdout or --out=FILE. --loads: instead, the models as 2.2.2 loads them
-// (sizes, actuators, keyframes), the load table of real/README.md.
+// Then the accuracy table: the random-target runs at kAccuracySettings, where stock is bounded,
+// against the converged reference (support/motion.h's MotionReferenceStep and MotionError).
+// Markdown, to stdout or --out=FILE. --loads: instead, the models as 2.2.2 loads them (sizes,
+// actuators, keyframes, Menagerie's conversions), the load table of real/README.md.
 //
 //   mjpos_real_table [--out=FILE] [--loads]
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -233,6 +237,46 @@ std::string ActuatorKinds(const mjModel* m) {
   add(dyn, "motors with activation dynamics (kept)");
   add(other, "other (kept)");
   return text.empty() ? "none" : text;
+}
+
+// The accuracy table's settings, where stock is bounded on most models: f_n, zeta, h
+struct AccuracySetting {
+  double fn, zeta, h;
+};
+constexpr AccuracySetting kAccuracySettings[] = {{30, 0.7, 0.005}, {10, 0, 0.010}};
+constexpr int kAccuracySettingCount = std::size(kAccuracySettings);
+
+// One model at one accuracy setting: where stock is bounded, the reference (stock at
+// MotionReferenceStep, support/motion.h) and at half its step, judged as the weighted mode's
+// motion suite judges (the reference resolves stock's error), and the hinge-position errors
+// (MotionError) of stock, the flag and the weighted mode against it
+struct AccuracyRow {
+  bool ran = false, stock_bounded = false, reference_bounded = false, hinges = false;
+  bool judged = false;
+  double h_ref = 0;
+  double error[3] = {NAN, NAN, NAN};
+};
+
+AccuracyRow MeasureAccuracy(const mjModel* file, const AccuracySetting& a) {
+  AccuracyRow row;
+  ModelPtr m(mj_copyModel(nullptr, file));
+  MakeRealServos(m.get(), a.fn, a.zeta);
+  MotionSetting s;  // random targets every 40 ms, seed 0
+  MotionRun stock = RunReal(m.get(), s, Scheme::kStock, a.h);
+  row.ran = true;
+  row.stock_bounded = stock.bounded;
+  if (!stock.bounded) return row;
+  row.h_ref = MotionReferenceStep(a.h, a.fn);
+  MotionRun reference = RunReal(m.get(), s, Scheme::kStock, row.h_ref);
+  MotionRun half = RunReal(m.get(), s, Scheme::kStock, row.h_ref / 2);
+  row.reference_bounded = reference.bounded && half.bounded;
+  row.hinges = !stock.samples.empty();
+  row.error[0] = MotionError(stock, reference);
+  row.error[1] = MotionError(RunReal(m.get(), s, Scheme::kBackwardEuler, a.h), reference);
+  row.error[2] = MotionError(RunReal(m.get(), s, Scheme::kWeighted, a.h), reference);
+  row.judged = std::isfinite(row.error[0]) &&
+               MotionError(reference, half) <= kMotionResolved * row.error[0];
+  return row;
 }
 
 // the load table: every model as 2.2.2 loads it
@@ -487,6 +531,74 @@ int main(int argc, char** argv) {
   }
   std::snprintf(timing, sizeof(timing), " %.1f s.\n",
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - contact_start)
+                    .count());
+  md << timing;
+
+  // the accuracy table
+  auto accuracy_start = std::chrono::steady_clock::now();
+  std::vector<AccuracyRow> accuracy(rows.size() * kAccuracySettingCount);
+  OnEveryCore(accuracy.size(), [&](size_t k) {
+    if (rows[k / kAccuracySettingCount].ran) {
+      accuracy[k] = MeasureAccuracy(files[k / kAccuracySettingCount].get(),
+                                    kAccuracySettings[k % kAccuracySettingCount]);
+    }
+  });
+  md << "\n### Accuracy\n\nThe same random targets, against the converged reference: stock at "
+        "h_ref = h / (10 * 2^k), the first with h_ref * 2 pi f_n <= "
+     << kMotionRefResolution
+     << ", where stock is bounded at h; each cell the RMS over 10 ms samples and hinges of the "
+        "run's hinge positions against the reference's (rad). Judged: the reference at half its "
+        "step moves by at most "
+     << kMotionResolved
+     << " of stock's error (else the run is chaotic: any change of step sends it elsewhere).\n\n";
+  md << "| model | f_n / zeta / h | h_ref | judged | stock | flag | weighted | flag / stock | "
+        "weighted / stock |\n|---|---|---|---|---|---|---|---|---|\n";
+  std::vector<double> ratios[2];
+  int judged = 0, at_most[2] = {}, stock_bounded = 0;
+  for (size_t k = 0; k < accuracy.size(); ++k) {
+    const AccuracyRow& a = accuracy[k];
+    const AccuracySetting& as = kAccuracySettings[k % kAccuracySettingCount];
+    if (!a.ran) continue;
+    char head[160];
+    std::snprintf(head, sizeof(head), "| %s | %g Hz / %g / %g ms | ",
+                  rows[k / kAccuracySettingCount].model.Id().c_str(), as.fn, as.zeta, 1e3 * as.h);
+    md << head;
+    if (!a.stock_bounded) {
+      md << "stock diverges | | | | | | |\n";
+      continue;
+    }
+    stock_bounded++;
+    if (!a.hinges || !a.reference_bounded) {
+      md << (a.hinges ? "the reference diverges" : "no hinges") << " | | | | | | |\n";
+      continue;
+    }
+    char cells[200];
+    std::snprintf(cells, sizeof(cells), "%.3g ms | %s | %.3g | %.3g | %.3g | %.3f | %.3f |\n",
+                  1e3 * a.h_ref, a.judged ? "yes" : "no (chaotic)", a.error[0], a.error[1],
+                  a.error[2], a.error[1] / a.error[0], a.error[2] / a.error[0]);
+    md << cells;
+    if (!a.judged) continue;
+    judged++;
+    for (int i = 0; i < 2; ++i) {
+      ratios[i].push_back(a.error[i + 1] / a.error[0]);
+      at_most[i] += a.error[i + 1] <= 1.05 * a.error[0];
+    }
+  }
+  md << "\nAccuracy: " << stock_bounded << " runs where stock is bounded, " << judged
+     << " judged.";
+  const char* modes[2] = {"the flag", "the weighted mode"};
+  for (int i = 0; i < 2; ++i) {
+    std::vector<double>& r = ratios[i];
+    if (r.empty()) continue;
+    std::sort(r.begin(), r.end());
+    char text[200];
+    std::snprintf(text, sizeof(text),
+                  " %s: error over stock's median %.3f, largest %.3f, within 1.05x in %d;",
+                  modes[i], r[r.size() / 2], r.back(), at_most[i]);
+    md << text;
+  }
+  std::snprintf(timing, sizeof(timing), " %.1f s.\n",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - accuracy_start)
                     .count());
   md << timing;
 

@@ -169,17 +169,13 @@ std::string MotionSettingName(const MotionSetting& s) {
   return text;
 }
 
-MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h) {
+MotionRun RunMotionFrom(const mjModel* m, mjData* d, const std::vector<double>& ctrl, int steps) {
   MotionRun run;
-  m->opt.timestep = h;
-  SetScheme(m, scheme);
-  std::vector<double> ctrl = MotionControls(m, s, h);
-  mjData* d = mj_makeData(m);
+  const double h = m->opt.timestep;
   std::vector<int> hinges;
   for (int j = 0; j < m->njnt; ++j) {
     if (m->jnt_type[j] == mjJNT_HINGE) hinges.push_back(j);
   }
-  int steps = static_cast<int>(std::lround(kMotionSeconds / h));
   int warnings = BadStateWarnings(d);
   int sampled = 0;
   for (int k = 0; k < steps; ++k) {
@@ -193,7 +189,6 @@ MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h)
     }
     if (MotionDiverged(m, d, warnings)) {
       run.t_div = (k + 1) * h;
-      mj_deleteData(d);
       return run;
     }
     for (int j : hinges) {
@@ -205,6 +200,15 @@ MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h)
     }
   }
   run.bounded = true;
+  return run;
+}
+
+MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h) {
+  m->opt.timestep = h;
+  SetScheme(m, scheme);
+  std::vector<double> ctrl = MotionControls(m, s, h);
+  mjData* d = mj_makeData(m);
+  MotionRun run = RunMotionFrom(m, d, ctrl, static_cast<int>(std::lround(kMotionSeconds / h)));
   mj_deleteData(d);
   return run;
 }

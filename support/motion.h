@@ -100,6 +100,10 @@ std::string MotionSettingName(const MotionSetting& s);
 // kMotionSeconds from qpos0 (m's timestep and flags are set; MuJoCo's warnings are the caller's).
 MotionRun RunMotion(mjModel* m, const MotionSetting& s, Scheme scheme, double h);
 
+// The loop of RunMotion: `steps` steps of m from d's state at m's timestep and flags, row k of
+// ctrl (rows of m->nu) applied before step k, judged and sampled the same way.
+MotionRun RunMotionFrom(const mjModel* m, mjData* d, const std::vector<double>& ctrl, int steps);
+
 // The RMS over samples and hinges of run against the reference (infinity if either diverged).
 double MotionError(const MotionRun& run, const MotionRun& reference);
 
