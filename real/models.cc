@@ -80,8 +80,9 @@ mjModel* LoadReal(const std::string& dir, const RealModel& r, std::string* error
 }
 
 bool IsConvertibleMotor(const mjModel* m, int i) {
+  int dyn = m->actuator_dyntype[i];
   if (m->actuator_gaintype[i] != mjGAIN_FIXED || m->actuator_biastype[i] != mjBIAS_NONE ||
-      m->actuator_dyntype[i] != mjDYN_NONE || m->actuator_trntype[i] != mjTRN_JOINT) {
+      (dyn != mjDYN_NONE && dyn != mjDYN_FILTER) || m->actuator_trntype[i] != mjTRN_JOINT) {
     return false;
   }
   int type = m->jnt_type[m->actuator_trnid[2 * i]];

@@ -72,7 +72,8 @@ std::vector<RealModel> RealModels(const std::string& dir);
 mjModel* LoadReal(const std::string& dir, const RealModel& r, std::string* error = nullptr);
 
 // Whether actuator i is a motor this slice converts: gain type fixed, bias type none, no
-// activation dynamics, on a joint (mjTRN_JOINT) that is a hinge or a slide.
+// activation dynamics or a filter (the dog's), on a joint (mjTRN_JOINT) that is a hinge or a
+// slide.
 bool IsConvertibleMotor(const mjModel* m, int i);
 
 // Makes every convertible motor of m a position servo of gear 1 on its joint (the semantics of
@@ -80,9 +81,9 @@ bool IsConvertibleMotor(const mjModel* m, int i);
 // natural frequency fn (Hz) and damping ratio zeta from the joint's reflected inertia at qpos0
 // (kp = I w^2, kv = 2 zeta I w), its control range the joint's range where limited, else
 // kMotionSpan either side of the joint's qpos0 (as support/motion.cc's spans). The model's own
-// actuators keep their parameters. Returns the converted servos. Actuators with dynamics stay as
-// they are: 2.2.2 indexes act by the actuator's place among the last na, so a dyntype cannot be
-// cleared in memory.
+// actuators keep their parameters. Returns the converted servos. A filtered motor becomes a
+// filtered servo, its target the filter's output: 2.2.2 indexes act by the actuator's place among
+// the last na, so a dyntype cannot be cleared in memory.
 std::vector<TunedServo> MakeRealServos(mjModel* m, double fn, double zeta);
 
 // The start state: keyframe 0 if m has one, else qpos0 (mj_resetData).

@@ -110,8 +110,9 @@ TEST_F(RealModelsTest, EveryModelLoads) {
 // Catches: a motor not converted or converted wrong (gear, bias, gains from the wrong inertia,
 // the control range) and a model's own actuator retuned: every converted servo's kp is
 // I (2 pi f_n)^2 and kv 2 zeta I 2 pi f_n with I the joint's reflected inertia at qpos0
-// (DofReflectedInertia), its ctrlrange the joint's range or kMotionSpan either side of qpos0;
-// every other actuator is as the file has it (fish and quadruped keep their servos).
+// (DofReflectedInertia), its ctrlrange the joint's range or kMotionSpan either side of qpos0, its
+// activation dynamics the file's (the dog's filter); every other actuator is as the file has it
+// (fish, quadruped, the Panda, the UR5e and ALOHA keep their servos).
 TEST_F(RealModelsTest, MotorsBecomeTunedServos) {
   const double fn = 30, zeta = 0.7, w = 2 * M_PI * fn;
   int converted = 0, models = 0;
@@ -137,6 +138,7 @@ TEST_F(RealModelsTest, MotorsBecomeTunedServos) {
       EXPECT_EQ(m->actuator_gaintype[i], mjGAIN_FIXED) << where;
       EXPECT_EQ(m->actuator_biastype[i], mjBIAS_AFFINE) << where;
       EXPECT_EQ(m->actuator_gear[6 * i], 1) << where;
+      EXPECT_EQ(m->actuator_dyntype[i], file->actuator_dyntype[i]) << where;  // the dog's filter
       EXPECT_LT(RelDiff(m->actuator_gainprm[mjNGAIN * i], kp), 1e-9) << where;
       EXPECT_LT(RelDiff(-m->actuator_biasprm[mjNBIAS * i + 1], kp), 1e-9) << where;
       EXPECT_LT(RelDiff(-m->actuator_biasprm[mjNBIAS * i + 2], kv), 1e-9) << where;
@@ -163,11 +165,12 @@ TEST_F(RealModelsTest, MotorsBecomeTunedServos) {
       }
     }
   }
-  // the motors of the pinned files: 30 models, all but dog's (filter dynamics), fish's,
-  // quadruped's, the Panda's, the UR5e's and ALOHA's (own servos), point_mass's and the grasps of
-  // manipulator and stacker (tendons); Go1, G1 and YAM have the motors menagerie.py adds
-  EXPECT_EQ(models, 30);
-  EXPECT_EQ(converted, 244);
+  // the motors of the pinned files: 31 models, all but fish's, quadruped's, the Panda's, the
+  // UR5e's and ALOHA's (own servos), point_mass's, the dog's spine and the grasps of manipulator
+  // and stacker (tendons); the dog's are filtered; Go1, G1 and YAM have the motors menagerie.py
+  // adds
+  EXPECT_EQ(models, 31);
+  EXPECT_EQ(converted, 274);
 }
 
 // Catches: the flag or the weighted mode diverging, or warning of a bad state, on real robots
