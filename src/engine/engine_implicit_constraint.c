@@ -27,8 +27,45 @@
 #include "engine/engine_util_blas.h"
 #include "engine/engine_util_solve.h"
 
-// dst = (mat + mat')/2 on the pattern of qM, mat with D sparsity
-static void symmetricOnM(const mjModel* m, mjData* d, mjtNum* dst, const mjtNum* mat) {
+// stiff[i]: whether K acts on dof i's kinematic tree (kact: K's actuator terms, kspring: its
+//  spring terms or NULL)
+static void stiffTrees(const mjModel* m, mjData* d, const mjtNum* kact, const mjtNum* kspring,
+                       int* stiff) {
+  int nv = m->nv;
+  mjMARKSTACK;
+  int* root = (int*)mj_stackAlloc(d, m->nbody);
+  memset(root, 0, m->nbody*sizeof(int));
+  for (int i=0; i<m->nu; i++) {
+    int type = m->actuator_trntype[i], id = m->actuator_trnid[2*i];
+    if (!kact[i]) {
+      continue;
+    } else if (type == mjTRN_JOINT || type == mjTRN_JOINTINPARENT) {
+      root[m->body_rootid[m->jnt_bodyid[id]]] = 1;
+    } else {
+      for (int j=0; j<nv; j++) {
+        if (d->actuator_moment[i*nv + j]) {
+          root[m->body_rootid[m->dof_bodyid[j]]] = 1;
+        }
+      }
+    }
+  }
+  for (int j=0; j<nv && kspring; j++) {
+    if (kspring[j]) {
+      root[m->body_rootid[m->dof_bodyid[j]]] = 1;
+    }
+  }
+  for (int j=0; j<nv; j++) {
+    stiff[j] = root[m->body_rootid[m->dof_bodyid[j]]];
+  }
+  mjFREESTACK;
+}
+
+
+
+// dst = (mat + mat')/2 on the pattern of qM, mat with D sparsity; qM's rows where stiff is 0
+//  (stiff NULL: none)
+static void symmetricOnM(const mjModel* m, mjData* d, mjtNum* dst, const mjtNum* mat,
+                         const int* stiff) {
   int nv = m->nv;
   const int* rowadr = d->D_rowadr;
   mjMARKSTACK;
@@ -37,14 +74,17 @@ static void symmetricOnM(const mjModel* m, mjData* d, mjtNum* dst, const mjtNum*
   // the traversal of mj_setMSparse: (i, j) and (j, i) at their places in row i and row j
   memcpy(remaining, d->D_rownnz, nv*sizeof(int));
   for (int i=nv-1; i>=0; i--) {
-    int adr = m->dof_Madr[i];
+    int adr = m->dof_Madr[i], step = !stiff || stiff[i];
     remaining[i]--;
-    dst[adr++] = mat[rowadr[i] + remaining[i]];
+    dst[adr] = step ? mat[rowadr[i] + remaining[i]] : d->qM[adr];
+    adr++;
     int j = i;
     while ((j = m->dof_parentid[j]) >= 0) {
       remaining[i]--;
       remaining[j]--;
-      dst[adr++] = 0.5*(mat[rowadr[i] + remaining[i]] + mat[rowadr[j] + remaining[j]]);
+      dst[adr] = step ? 0.5*(mat[rowadr[i] + remaining[i]] + mat[rowadr[j] + remaining[j]]) :
+                        d->qM[adr];
+      adr++;
     }
   }
   mjFREESTACK;
@@ -52,11 +92,11 @@ static void symmetricOnM(const mjModel* m, mjData* d, mjtNum* dst, const mjtNum*
 
 
 
-// the constraints (d->nefc > 0) solved in the step's metric; qfrc: the step's right side, with
-//  mj_forward's constraint force if solved, with the step's on return; 0: the metric not spd,
-//  nothing changed
+// the constraints (d->nefc > 0) solved in the step's metric on the kinematic trees K acts on and
+//  in M on the others; qfrc: the step's right side, with mj_forward's constraint force if
+//  solved, with the step's on return; 0: the metric not spd, nothing changed
 int mj_implicitConstraint(const mjModel* m, mjData* d, const mjtNum* mat, mjtNum* qfrc,
-                          int solved) {
+                          const mjtNum* kact, const mjtNum* kspring, int solved) {
   int nv = m->nv, nM = m->nM;
   mjMARKSTACK;
   mjtNum* metric = mj_stackAlloc(d, nM);
@@ -66,8 +106,15 @@ int mj_implicitConstraint(const mjModel* m, mjData* d, const mjtNum* mat, mjtNum
   mjtNum* acc0 = mj_stackAlloc(d, nv);
   mjtNum* rhs = mj_stackAlloc(d, nv);
 
-  // the metric: the step's matrix made symmetric, factorized; not spd: constraints left in M
-  symmetricOnM(m, d, metric, mat);
+  // the metric: the step's matrix made symmetric on K's trees (all of them if the first and the
+  //  last dof share a root, the dofs being in tree order), M on the others, factorized; not spd:
+  //  constraints left in M
+  int* stiff = NULL;
+  if (m->body_rootid[m->dof_bodyid[0]] != m->body_rootid[m->dof_bodyid[nv-1]]) {
+    stiff = (int*)mj_stackAlloc(d, nv);
+    stiffTrees(m, d, kact, kspring, stiff);
+  }
+  symmetricOnM(m, d, metric, mat, stiff);
   mjWarningStat warning = d->warning[mjWARN_INERTIA];
   d->warning[mjWARN_INERTIA].number = 1;  // counted, not printed
   mj_factorI(m, d, metric, ld, diaginv, diagsqrtinv);

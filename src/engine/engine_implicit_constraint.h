@@ -22,10 +22,11 @@
 extern "C" {
 #endif
 
-// the constraints (d->nefc > 0) solved in the step's metric (mat: the step's matrix, qLU its LU
-//  factors)
+// the constraints (d->nefc > 0) solved in the step's metric on the kinematic trees K acts on
+//  (kact: K's actuator terms, kspring: its spring terms or NULL) and in M on the others (mat:
+//  the step's matrix, qLU its LU factors)
 int mj_implicitConstraint(const mjModel* m, mjData* d, const mjtNum* mat, mjtNum* qfrc,
-                          int solved);
+                          const mjtNum* kact, const mjtNum* kspring, int solved);
 
 #ifdef __cplusplus
 }
