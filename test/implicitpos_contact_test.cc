@@ -235,9 +235,10 @@ TEST_F(ImplicitPosContact, OneTermOfKInContact) {
 }
 
 // Catches: the step's metric applied to a kinematic tree K does not act on, or K's own tree
-// missed (its actuators' or its springs'). A loose box, its free joint damped (qDeriv on its six
-// dofs), dropped spinning onto the floor beside a stiff arm held against its joint limit, the
-// arm's K from a position servo or from a joint spring. The box's contacts are solved in its M,
+// missed (its actuators', on a joint or a tendon, or its springs'). A loose box, its free joint
+// damped (qDeriv on its six dofs), dropped spinning onto the floor beside a stiff arm held
+// against its joint limit, the arm's K from a position servo on its joint or on a tendon over
+// it, or from a joint spring. The box's contacts are solved in its M,
 // as stock solves them, so its path under the flag is stock's (within 1e-10 over 1 s at h 5 ms;
 // up to 9e-5 apart when they are solved in its M - h*qDeriv). The arm's limit is solved in the
 // step's metric, so its speed is the flag's on the arm alone (one tree) to 1e-8 at every step,
@@ -254,26 +255,31 @@ TEST_F(ImplicitPosContact, TreeWithoutKIsSolvedInM) {
         <joint type="free" damping="0.2"/>
         <geom type="box" size="0.05 0.08 0.03" mass="0.3"/>
       </body>)";
-  for (bool spring : {false, true}) {
-    std::string arm = kArm;
+  for (const char* k : {"servo", "tendon", "spring"}) {
+    std::string arm = kArm, where = k;
+    bool spring = where == "spring";
     arm.replace(arm.find("STIFFNESS"), 9, spring ? "2000" : "0");
+    std::string servo = where == "tendon" ? "tendon=\"t\"" : "joint=\"arm\"";
     auto xml = [&](bool box) {
       return std::string("<mujoco><option timestep=\"0.005\" integrator=\"implicit\"/>") +
-             "<worldbody><geom type=\"plane\" size=\"2 2 0.1\"/>" + arm + (box ? kBox : "") +
-             "</worldbody><actuator><position joint=\"arm\" kp=\"" + (spring ? "0" : "2000") +
+             "<worldbody><geom type=\"plane\" size=\"2 2 0.1\"/>" + (box ? kBox : "") + arm +
+             "</worldbody><tendon><fixed name=\"t\"><joint joint=\"arm\" coef=\"1\"/></fixed>"
+             "</tendon><actuator><position " + servo + " kp=\"" + (spring ? "0" : "2000") +
              "\"/></actuator></mujoco>";
     };
     ModelPtr m = LoadModelOrFail(xml(true));
     ModelPtr alone = LoadModelOrFail(xml(false));
     ASSERT_NE(m, nullptr);
     ASSERT_NE(alone, nullptr);
-    int box = m->jnt_qposadr[1];
+    // the box first: joint 0, its tree before the arm's (the tendon's id 0 is not the arm's)
+    int box = m->jnt_qposadr[0], box_dof = m->jnt_dofadr[0];
+    int arm_dof = m->jnt_dofadr[mj_name2id(m.get(), mjOBJ_JOINT, "arm")];
     DataPtr stock(mj_makeData(m.get())), flag(mj_makeData(m.get()));
     DataPtr arm_alone(mj_makeData(alone.get()));
     for (mjData* d : {stock.get(), flag.get()}) {
-      d->qvel[1] = 3;  // the box spins about x and y as it falls
-      d->qvel[4] = 5;
-      d->qvel[5] = -4;
+      d->qvel[box_dof] = 3;  // the box spins about x and y as it falls
+      d->qvel[box_dof + 3] = 5;
+      d->qvel[box_dof + 4] = -4;
     }
     for (mjData* d : {stock.get(), flag.get(), arm_alone.get()}) d->ctrl[0] = 0.5;
     SetEnable(alone.get(), mjENBL_IMPLICITPOS, true);
@@ -287,10 +293,9 @@ TEST_F(ImplicitPosContact, TreeWithoutKIsSolvedInM) {
       mj_step(alone.get(), arm_alone.get());
       contacts += flag->ncon > 0;
       limited += arm_alone->nefc > 0;
-      from_alone = std::max(from_alone, std::abs(flag->qvel[0] - arm_alone->qvel[0]));
-      from_stock = std::max(from_stock, std::abs(flag->qvel[0] - stock->qvel[0]));
+      from_alone = std::max(from_alone, std::abs(flag->qvel[arm_dof] - arm_alone->qvel[0]));
+      from_stock = std::max(from_stock, std::abs(flag->qvel[arm_dof] - stock->qvel[arm_dof]));
     }
-    std::string where = spring ? "spring" : "servo";
     EXPECT_GT(contacts, 100) << where;  // the box lands and stays on the floor
     EXPECT_GT(limited, 100) << where;   // the arm rests on its limit
     for (int i = box; i < box + 7; ++i) {
