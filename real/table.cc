@@ -247,8 +247,8 @@ constexpr AccuracySetting kAccuracySettings[] = {{30, 0.7, 0.005}, {10, 0, 0.010
 constexpr int kAccuracySettingCount = std::size(kAccuracySettings);
 
 // One model at one accuracy setting: where stock is bounded, the reference (stock at
-// MotionReferenceStep, support/motion.h) and at half its step, judged as the weighted mode's
-// motion suite judges (the reference resolves stock's error), and the hinge-position errors
+// MotionReferenceStep, support/motion.h) and at half its step, judged for stock's error
+// (MotionJudged, as the weighted mode's motion suite judges), and the hinge-position errors
 // (MotionError) of stock, the flag and the weighted mode against it
 struct AccuracyRow {
   bool ran = false, stock_bounded = false, reference_bounded = false, hinges = false;
@@ -274,8 +274,7 @@ AccuracyRow MeasureAccuracy(const mjModel* file, const AccuracySetting& a) {
   row.error[0] = MotionError(stock, reference);
   row.error[1] = MotionError(RunReal(m.get(), s, Scheme::kBackwardEuler, a.h), reference);
   row.error[2] = MotionError(RunReal(m.get(), s, Scheme::kWeighted, a.h), reference);
-  row.judged = std::isfinite(row.error[0]) &&
-               MotionError(reference, half) <= kMotionResolved * row.error[0];
+  row.judged = std::isfinite(row.error[0]) && MotionJudged(reference, half, row.error[0]);
   return row;
 }
 

@@ -273,6 +273,10 @@ std::vector<MotionSetting> WeightedMotionSettings() {
   return settings;
 }
 
+bool MotionJudged(const MotionRun& reference, const MotionRun& half, double error) {
+  return MotionError(reference, half) <= kMotionResolved * error;
+}
+
 WeightedMotionResult MeasureWeightedMotion(const MotionSetting& s, const std::string& model_dir,
                                            bool accuracy) {
   WeightedMotionResult r;
@@ -289,7 +293,7 @@ WeightedMotionResult MeasureWeightedMotion(const MotionSetting& s, const std::st
     MotionRun half = RunMotion(m, s, Scheme::kStock, h_ref / 2);
     r.stock_error = MotionError(r.stock, reference);
     r.weighted_error = MotionError(r.weighted, reference);
-    r.judged = MotionError(reference, half) <= kMotionResolved * r.stock_error;
+    r.judged = MotionJudged(reference, half, r.stock_error);
   }
   mj_deleteModel(m);
   return r;

@@ -118,6 +118,12 @@ struct MotionResult {
 };
 MotionResult MeasureMotion(const MotionSetting& s, const std::string& model_dir);
 
+// Whether a run of error `error` against the reference is judged: the reference at half its
+// step (half) moves by at most kMotionResolved of that error; a chaotic run, which any change of
+// step sends elsewhere, is not.
+constexpr double kMotionResolved = 0.1;
+bool MotionJudged(const MotionRun& reference, const MotionRun& half, double error);
+
 // The weighted mode's motion suite (doc/posweight.md, "Under motion"): chains of 2, 4, 7 and 12
 // links, arm7, the servo humanoid on its floor and with contact off; f_n 10, 30, 100, 300 Hz;
 // zeta 0 (kv 0, <position>'s default), 0.05, 0.3, 1; h 2, 5, 10 ms; random targets every 20 and
@@ -126,10 +132,7 @@ std::vector<MotionSetting> WeightedMotionSettings();
 
 // One setting of that suite: stock, the flag and the weighted mode at h; with accuracy, where
 // stock is bounded, the reference (stock at MotionReferenceStep) and at half its step, and the
-// errors of stock and the mode against it. judged: the reference resolves stock's error (halving
-// its step moves it by at most kMotionResolved of that error); a chaotic run, which any change
-// of step sends elsewhere, is not judged.
-constexpr double kMotionResolved = 0.1;
+// errors of stock and the mode against it. judged: MotionJudged for stock's error.
 struct WeightedMotionResult {
   MotionSetting setting;
   bool loaded = false;
