@@ -731,6 +731,51 @@ TEST_F(PosWeight, WeightedStepWritesOnlyItsOwnArrays) {
   EXPECT_EQ(out[0], out[1]);
 }
 
+// Catches: the terms on the dofs an active constraint acts on not weighted 1 (constrainedDofs,
+// doc/contact.md), under a dense or a sparse Jacobian, or a servo with a moment row on such a dof
+// keeping its table weight; or the whole model weighted 1 while any constraint is active (the
+// mode was then the flag on every joint limit). A three-hinge arm with light servos (their table
+// weight, far below 1): the middle hinge pushed past its limit; on the others, and on a tendon
+// servo on the last hinge, the weights of the arm held within its limits.
+TEST_F(PosWeight, ConstrainedDofsWeighOne) {
+  const std::string xml =
+      "<mujoco><option timestep=\"0.002\" gravity=\"0 0 0\"/>"
+      "<default><geom type=\"capsule\" size=\".02\" fromto=\"0 0 0 .3 0 0\" mass=\"1\" "
+      "contype=\"0\" conaffinity=\"0\"/><joint axis=\"0 0 1\" armature=\".01\"/></default>"
+      "<worldbody><body><joint name=\"a\"/><geom/>"
+      "<body pos=\".3 0 0\"><joint name=\"b\" limited=\"true\" range=\"-30 30\"/><geom/>"
+      "<body pos=\".3 0 0\"><joint name=\"c\"/><geom/></body></body></body></worldbody>"
+      "<tendon><fixed name=\"tb\"><joint joint=\"b\" coef=\"1\"/></fixed>"
+      "<fixed name=\"tc\"><joint joint=\"c\" coef=\"1\"/></fixed></tendon>"
+      "<actuator><position joint=\"a\" kp=\"1\"/><position joint=\"b\" kp=\"1\"/>"
+      "<position tendon=\"tb\" kp=\"1\"/><position tendon=\"tc\" kp=\"1\"/></actuator>"
+      "</mujoco>";
+  ModelPtr m = LoadModelOrFail(xml);
+  ASSERT_NE(m, nullptr);
+  SetScheme(m.get(), Scheme::kWeighted);
+  for (int jacobian : {mjJAC_DENSE, mjJAC_SPARSE}) {
+    m->opt.jacobian = jacobian;
+    std::vector<double> weights[2];
+    for (double b : {0.2, 0.6}) {
+      DataPtr d(mj_makeData(m.get()));
+      d->qpos[1] = b;
+      mj_forward(m.get(), d.get());
+      ASSERT_EQ(d->nefc, b > 0.5 ? 1 : 0) << jacobian;  // the limit: 30 degrees
+      for (int u = 0; u < m->nu; ++u) {
+        weights[b > 0.5].push_back(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, u));
+      }
+    }
+    for (int u : {0, 3}) {
+      EXPECT_LT(weights[0][u], 0.01) << "actuator " << u << ", jacobian " << jacobian;
+      EXPECT_EQ(weights[1][u], weights[0][u]) << "actuator " << u << ", jacobian " << jacobian;
+    }
+    for (int u : {1, 2}) {
+      EXPECT_LT(weights[0][u], 0.01) << "actuator " << u << ", jacobian " << jacobian;
+      EXPECT_EQ(weights[1][u], 1) << "actuator " << u << ", jacobian " << jacobian;
+    }
+  }
+}
+
 // Catches: the mode acting without mjENBL_IMPLICITPOS (documented as a no-op), or under Euler.
 TEST_F(PosWeight, NoEffectWithoutImplicitPos) {
   std::string error;

@@ -318,9 +318,8 @@ int mjd_stiffnessTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
   ctrlState controls = CTRL_UNCHECKED;  // their check (gainInput)
   int nbranch = 0;
 
-  // unweighted: by force class (actuatorTerms sets kact of every actuator); also with active
-  // constraints, which the step solves in its metric with K whole
-  if (!mjENABLED(mjENBL_POSWEIGHT) || d->nefc) {
+  // unweighted: by force class (actuatorTerms sets kact of every actuator)
+  if (!mjENABLED(mjENBL_POSWEIGHT)) {
     nbranch = actuatorTerms(m, d, &controls, matD, sclK, vec, sclKv, kact, branch);
     int n = springTerms(m, d, matD, sclK, vec, sclKv, kspring);
     if (nspring) {

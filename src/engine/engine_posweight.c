@@ -19,6 +19,7 @@
 
 #include <mujoco/mjdata.h>
 #include <mujoco/mjmodel.h>
+#include "engine/engine_core_constraint.h"
 #include "engine/engine_core_smooth.h"
 #include "engine/engine_derivative.h"
 #include "engine/engine_io.h"
@@ -315,13 +316,48 @@ static int posWeightsGate(const mjModel* m, const mjData* d, mjtNum margin, cons
 
 
 
+// 1 in whole[dof] for each dof an active constraint row acts on
+static void constrainedDofs(const mjModel* m, const mjData* d, mjtNum* whole) {
+  mju_zero(whole, m->nv);
+  for (int r=0; r<d->nefc; r++) {
+    if (mj_isSparse(m)) {
+      int adr = d->efc_J_rowadr[r];
+      for (int k=0; k<d->efc_J_rownnz[r]; k++) {
+        whole[d->efc_J_colind[adr + k]] = 1;
+      }
+    } else {
+      for (int dof=0; dof<m->nv; dof++) {
+        if (d->efc_J[r*m->nv + dof]) {
+          whole[dof] = 1;
+        }
+      }
+    }
+  }
+}
+
+
+
+// 1 if the moment row of actuator i acts on a dof marked in whole
+static int wholeRow(const mjModel* m, const mjData* d, int i, const mjtNum* whole) {
+  const mjtNum* moment = d->actuator_moment + i*m->nv;
+  int leaf = rowLeaf(m, i);
+  for (int dof=rowFirst(m, leaf); dof>=0; dof=rowNext(m, leaf, dof)) {
+    if (moment[dof] && whole[dof]) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+
+
 // weights of every term: the table's, raised where the step fails the gate
 #define mjPOSW_GATE 1e-3     // margin of the gate: stock's cap
 #define mjPOSW_RAISED 0.5    // margin of the raised weights: half of stock's cap
 #define mjPOSW_RAISE 64      // grid of the raise
 static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mjtNum* slope,
-                       ctrlState* controls, mjtNum* cache, mjtNum* wdof, mjtNum* wten,
-                       mjtNum* scratch) {
+                       ctrlState* controls, mjtNum* cache, const mjtNum* whole, mjtNum* wdof,
+                       mjtNum* wten, mjtNum* scratch) {
   int nv = m->nv, nu = m->nu;
   mjtNum h = m->opt.timestep;
   const mjtNum* cdof = kdof + nv;
@@ -343,7 +379,9 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
       // the spring of a ball or free joint's rotation: backward Euler (its stiffness away from
       // rest, which the gate's model leaves out, made ropes of them diverge at lower weights
       // where backward Euler did not)
-      if (!isRotationDof(m, dof)) {
+      // on a dof an active constraint acts on: whole, as the constraint solved in the step's
+      // metric must see it (doc/contact.md)
+      if (!isRotationDof(m, dof) && !(whole && whole[dof])) {
         wdof[dof] = tableWeight(h, kdof[dof], c, m->dof_invweight0[dof], entry);
       }
       rdof[dof] = termRisk(h, kdof[dof], c, wdof[dof]);
@@ -361,7 +399,7 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
       // a ball joint's servo: backward Euler, as its spring (ropes of them, released moving,
       // diverged at the table's weights, and at any weight down to 1/2, where backward Euler
       // did not)
-      if (!rotationRow(m, i)) {
+      if (!rotationRow(m, i) && !(whole && wholeRow(m, d, i, whole))) {
         wten[i] = tableWeight(h, -slope[i], cten[i], rowInvweight(m, d, i, S), NULL);
       }
       rten[i] = termRisk(h, -slope[i], cten[i], wten[i]);
@@ -410,7 +448,13 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
 int mjd_posWeightTerms(const mjModel* m, mjData* d, ctrlState* controls, mjtNum* slope,
                        mjtNum* kdof, mjtNum* cache, mjtNum* wten, mjtNum* scratch) {
   int nrow = dofStiffness(m, d, controls, slope, kdof);
-  posWeights(m, d, kdof, slope, controls, cache, kdof + 2*m->nv, wten, scratch);
+  mjMARKSTACK;
+  mjtNum* whole = d->nefc ? mj_stackAlloc(d, m->nv) : NULL;
+  if (whole) {
+    constrainedDofs(m, d, whole);
+  }
+  posWeights(m, d, kdof, slope, controls, cache, whole, kdof + 2*m->nv, wten, scratch);
+  mjFREESTACK;
   return nrow;
 }
 
