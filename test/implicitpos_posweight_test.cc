@@ -732,47 +732,67 @@ TEST_F(PosWeight, WeightedStepWritesOnlyItsOwnArrays) {
 }
 
 // Catches: the terms on the dofs an active constraint acts on not weighted 1 (constrainedDofs,
-// doc/contact.md), under a dense or a sparse Jacobian, or a servo with a moment row on such a dof
-// keeping its table weight; or the whole model weighted 1 while any constraint is active (the
-// mode was then the flag on every joint limit). A three-hinge arm with light servos (their table
-// weight, far below 1): the middle hinge pushed past its limit; on the others, and on a tendon
-// servo on the last hinge, the weights of the arm held within its limits.
+// doc/contact.md), under a dense or a sparse Jacobian, for a row on one dof or on several, or a
+// servo with a moment row on such a dof keeping its table weight; the whole model weighted 1
+// while any constraint is active (the mode was then the flag on every joint limit); a row read
+// past the last (the same mjData first had more rows). A four-hinge arm with light servos (their
+// table weight, far below 1) on joints a and b and on tendons of b and of d alone: hinge a and
+// the tendon of c and d pushed past their limits, or hinge b past its own; the terms on the dofs
+// of no active row keep the weights of the arm held within its limits.
 TEST_F(PosWeight, ConstrainedDofsWeighOne) {
   const std::string xml =
       "<mujoco><option timestep=\"0.002\" gravity=\"0 0 0\"/>"
       "<default><geom type=\"capsule\" size=\".02\" fromto=\"0 0 0 .3 0 0\" mass=\"1\" "
       "contype=\"0\" conaffinity=\"0\"/><joint axis=\"0 0 1\" armature=\".01\"/></default>"
-      "<worldbody><body><joint name=\"a\"/><geom/>"
+      "<worldbody><body><joint name=\"a\" limited=\"true\" range=\"-30 30\"/><geom/>"
       "<body pos=\".3 0 0\"><joint name=\"b\" limited=\"true\" range=\"-30 30\"/><geom/>"
-      "<body pos=\".3 0 0\"><joint name=\"c\"/><geom/></body></body></body></worldbody>"
+      "<body pos=\".3 0 0\"><joint name=\"c\"/><geom/>"
+      "<body pos=\".3 0 0\"><joint name=\"d\"/><geom/>"
+      "</body></body></body></body></worldbody>"
       "<tendon><fixed name=\"tb\"><joint joint=\"b\" coef=\"1\"/></fixed>"
-      "<fixed name=\"tc\"><joint joint=\"c\" coef=\"1\"/></fixed></tendon>"
+      "<fixed name=\"td\"><joint joint=\"d\" coef=\"1\"/></fixed>"
+      "<fixed name=\"tcd\" limited=\"true\" range=\"-.5 .5\"><joint joint=\"c\" coef=\"1\"/>"
+      "<joint joint=\"d\" coef=\"1\"/></fixed></tendon>"
       "<actuator><position joint=\"a\" kp=\"1\"/><position joint=\"b\" kp=\"1\"/>"
-      "<position tendon=\"tb\" kp=\"1\"/><position tendon=\"tc\" kp=\"1\"/></actuator>"
+      "<position tendon=\"tb\" kp=\"1\"/><position tendon=\"td\" kp=\"1\"/></actuator>"
       "</mujoco>";
   ModelPtr m = LoadModelOrFail(xml);
   ASSERT_NE(m, nullptr);
   SetScheme(m.get(), Scheme::kWeighted);
   for (int jacobian : {mjJAC_DENSE, mjJAC_SPARSE}) {
     m->opt.jacobian = jacobian;
-    std::vector<double> weights[2];
-    for (double b : {0.2, 0.6}) {
-      DataPtr d(mj_makeData(m.get()));
+    DataPtr d(mj_makeData(m.get()));
+    // hinges a and b past their limits (30 degrees) or not; c and d turning tendon tcd past its
+    // limit or not
+    auto weights = [&](double a, double b, double cd, int nefc) {
+      d->qpos[0] = a;
       d->qpos[1] = b;
+      d->qpos[2] = d->qpos[3] = cd;
       mj_forward(m.get(), d.get());
-      ASSERT_EQ(d->nefc, b > 0.5 ? 1 : 0) << jacobian;  // the limit: 30 degrees
+      EXPECT_EQ(d->nefc, nefc) << jacobian;
+      std::vector<double> w;
       for (int u = 0; u < m->nu; ++u) {
-        weights[b > 0.5].push_back(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, u));
+        w.push_back(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, u));
       }
+      return w;
+    };
+    std::vector<double> two = weights(0.6, 0.2, 0.4, 2);
+    std::vector<double> none = weights(0.2, 0.2, 0, 0);
+    std::vector<double> limit = weights(0.2, 0.6, 0, 1);
+    for (int u = 0; u < m->nu; ++u) {
+      EXPECT_LT(none[u], 0.01) << "actuator " << u << ", jacobian " << jacobian;
     }
-    for (int u : {0, 3}) {
-      EXPECT_LT(weights[0][u], 0.01) << "actuator " << u << ", jacobian " << jacobian;
-      EXPECT_EQ(weights[1][u], weights[0][u]) << "actuator " << u << ", jacobian " << jacobian;
-    }
-    for (int u : {1, 2}) {
-      EXPECT_LT(weights[0][u], 0.01) << "actuator " << u << ", jacobian " << jacobian;
-      EXPECT_EQ(weights[1][u], 1) << "actuator " << u << ", jacobian " << jacobian;
-    }
+    // the limit of b: a and the tendon servo of d keep their weights, b's servos are whole
+    EXPECT_EQ(limit[0], none[0]) << jacobian;
+    EXPECT_EQ(limit[3], none[3]) << jacobian;
+    EXPECT_EQ(limit[1], 1) << jacobian;
+    EXPECT_EQ(limit[2], 1) << jacobian;
+    // the limits of a and of tcd (a row on two dofs): a's servo and the tendon servo of d are
+    // whole, b's servos keep their weights
+    EXPECT_EQ(two[0], 1) << jacobian;
+    EXPECT_EQ(two[3], 1) << jacobian;
+    EXPECT_EQ(two[1], none[1]) << jacobian;
+    EXPECT_EQ(two[2], none[2]) << jacobian;
   }
 }
 
