@@ -736,7 +736,7 @@ TEST_F(PosWeight, WeightedStepWritesOnlyItsOwnArrays) {
 // servo with a moment row on such a dof keeping its table weight; the whole model weighted 1
 // while any constraint is active (the mode was then the flag on every joint limit); a row read
 // past the last (the same mjData first had more rows). A four-hinge arm with light servos (their
-// table weight, far below 1) on joints a and b and on tendons of b and of d alone: hinge a and
+// table weight, far below 1) on joints a and b and on tendons of a, b and d alone: hinge a and
 // the tendon of c and d pushed past their limits, or hinge b past its own; the terms on the dofs
 // of no active row keep the weights of the arm held within its limits.
 TEST_F(PosWeight, ConstrainedDofsWeighOne) {
@@ -749,12 +749,14 @@ TEST_F(PosWeight, ConstrainedDofsWeighOne) {
       "<body pos=\".3 0 0\"><joint name=\"c\"/><geom/>"
       "<body pos=\".3 0 0\"><joint name=\"d\"/><geom/>"
       "</body></body></body></body></worldbody>"
-      "<tendon><fixed name=\"tb\"><joint joint=\"b\" coef=\"1\"/></fixed>"
+      "<tendon><fixed name=\"ta\"><joint joint=\"a\" coef=\"1\"/></fixed>"
+      "<fixed name=\"tb\"><joint joint=\"b\" coef=\"1\"/></fixed>"
       "<fixed name=\"td\"><joint joint=\"d\" coef=\"1\"/></fixed>"
       "<fixed name=\"tcd\" limited=\"true\" range=\"-.5 .5\"><joint joint=\"c\" coef=\"1\"/>"
       "<joint joint=\"d\" coef=\"1\"/></fixed></tendon>"
       "<actuator><position joint=\"a\" kp=\"1\"/><position joint=\"b\" kp=\"1\"/>"
-      "<position tendon=\"tb\" kp=\"1\"/><position tendon=\"td\" kp=\"1\"/></actuator>"
+      "<position tendon=\"tb\" kp=\"1\"/><position tendon=\"td\" kp=\"1\"/>"
+      "<position tendon=\"ta\" kp=\"1\"/></actuator>"
       "</mujoco>";
   ModelPtr m = LoadModelOrFail(xml);
   ASSERT_NE(m, nullptr);
@@ -782,15 +784,17 @@ TEST_F(PosWeight, ConstrainedDofsWeighOne) {
     for (int u = 0; u < m->nu; ++u) {
       EXPECT_LT(none[u], 0.01) << "actuator " << u << ", jacobian " << jacobian;
     }
-    // the limit of b: a and the tendon servo of d keep their weights, b's servos are whole
+    // the limit of b: a's servos and the tendon servo of d keep their weights, b's are whole
     EXPECT_EQ(limit[0], none[0]) << jacobian;
     EXPECT_EQ(limit[3], none[3]) << jacobian;
+    EXPECT_EQ(limit[4], none[4]) << jacobian;
     EXPECT_EQ(limit[1], 1) << jacobian;
     EXPECT_EQ(limit[2], 1) << jacobian;
-    // the limits of a and of tcd (a row on two dofs): a's servo and the tendon servo of d are
+    // the limits of a and of tcd (a row on two dofs): a's servos and the tendon servo of d are
     // whole, b's servos keep their weights
     EXPECT_EQ(two[0], 1) << jacobian;
     EXPECT_EQ(two[3], 1) << jacobian;
+    EXPECT_EQ(two[4], 1) << jacobian;
     EXPECT_EQ(two[1], none[1]) << jacobian;
     EXPECT_EQ(two[2], none[2]) << jacobian;
   }
