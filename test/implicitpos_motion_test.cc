@@ -128,7 +128,8 @@ static ModelPtr Pendulum(double h, bool floating) {
           </body>
         </body>
       </worldbody>
-      <actuator><position joint="lower" kp="0.5"/></actuator>
+      <actuator><position name="servo" joint="lower" kp="0.5"/></actuator>
+      <sensor><actuatorfrc actuator="servo"/></sensor>
     </mujoco>)");
   if (m) m->opt.timestep = h;
   return m;
@@ -138,7 +139,8 @@ static ModelPtr Pendulum(double h, bool floating) {
 // while its speed changes by more than that end's, or by more than mjMAXTURNSTEADY at an even
 // speed, not taken as ceil(turn / mjMAXTURN) steps of h/n (at most 64, a substep that turns too
 // far divided again, twice at most), each as mj_step's at h/n bit for bit; its time not advanced
-// by exactly h, or its MuJoCo stack not given back; its *_step outputs not the substeps' mean; a
+// by exactly h, or its MuJoCo stack not given back; its *_step outputs not the substeps' mean, or
+// its acceleration-stage sensors not the last substep's (a substep not run late); a
 // step substepped that turns less than that, turns only a root joint, or turns far only at its
 // end. The lower hinge at an even speed: 87.5 rad/s turning about 0.875 rad (n 6 at mjMAXTURN
 // 0.15), 30 rad/s 0.3 rad (one step: below mjMAXTURNSTEADY), 10 rad/s 0.1 rad (one step), 2000
@@ -219,6 +221,8 @@ TEST_F(ImplicitPosMotion, TooFarATurnIsTakenAsSubsteps) {
     }
     EXPECT_EQ(one->time, time + h) << where;
     EXPECT_EQ(one->pstack, 0) << where;  // the substeps' stack given back
+    // the acceleration-stage sensors: the last substep's, each substep's solve run late
+    EXPECT_EQ(one->sensordata[0], many->sensordata[0]) << where;
     std::vector<double> reported(one->actuator_force_step, one->actuator_force_step + m->nu);
     reported.insert(reported.end(), one->qfrc_actuator_step, one->qfrc_actuator_step + m->nv);
     reported.insert(reported.end(), one->qfrc_smooth_step, one->qfrc_smooth_step + m->nv);
