@@ -480,7 +480,7 @@ void WriteMotionWeighted(std::ostream& md, const std::vector<WeightedMotionResul
       if (r.judged) {
         judged++;
         double ratio = r.weighted_error / r.stock_error;
-        within += ratio <= 1.05;
+        within += WithinStock(r.weighted_error, r.stock_error);
         worst = std::max(worst, ratio);
       }
     }

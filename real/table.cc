@@ -580,7 +580,7 @@ int main(int argc, char** argv) {
     judged++;
     for (int i = 0; i < 2; ++i) {
       ratios[i].push_back(a.error[i + 1] / a.error[0]);
-      at_most[i] += a.error[i + 1] <= 1.05 * a.error[0];
+      at_most[i] += WithinStock(a.error[i + 1], a.error[0]);
     }
   }
   md << "\nAccuracy: " << stock_bounded << " runs where stock is bounded, " << judged

@@ -124,6 +124,13 @@ MotionResult MeasureMotion(const MotionSetting& s, const std::string& model_dir)
 constexpr double kMotionResolved = 0.1;
 bool MotionJudged(const MotionRun& reference, const MotionRun& half, double error);
 
+// Whether a scheme's error is within the weighted mode's promise of stock's: at most
+// kMotionWithinStock times stock_error.
+constexpr double kMotionWithinStock = 1.05;
+inline bool WithinStock(double error, double stock_error) {
+  return error <= kMotionWithinStock * stock_error;
+}
+
 // The weighted mode's motion suite (doc/posweight.md, "Under motion"): chains of 2, 4, 7 and 12
 // links, arm7, the servo humanoid on its floor and with contact off; f_n 10, 30, 100, 300 Hz;
 // zeta 0 (kv 0, <position>'s default), 0.05, 0.3, 1; h 2, 5, 10 ms; random targets every 20 and

@@ -273,7 +273,7 @@ TEST_F(ImplicitPosMotion, WeightedBoundedAndAccurateWhereTheFlagAndStockAre) {
     }
     if (r.judged) {
       judged++;
-      if (r.weighted_error <= 1.05 * r.stock_error) {
+      if (WithinStock(r.weighted_error, r.stock_error)) {
         within++;
       } else {
         over += MotionSettingName(s) + ": " + std::to_string(r.weighted_error / r.stock_error) +
