@@ -800,6 +800,62 @@ TEST_F(PosWeight, ConstrainedDofsWeighOne) {
   }
 }
 
+// Catches: a contact's dofs found wrong: the dofs of its bodies' chains below their first common
+// dof are whole, the others keep their weights. A three-hinge arm with light servos whose tip
+// (body c) touches an obstacle of the world, or, folded back, the link of its root hinge a:
+// there the contact does not move a (its Jacobian's column is zero), and a keeps its weight.
+TEST_F(PosWeight, ContactDofsWeighOne) {
+  const std::string link = "<geom type=\"capsule\" size=\".02\" fromto=\"0 0 0 .3 0 0\"/>";
+  const std::string xml =
+      "<mujoco><option timestep=\"0.002\" gravity=\"0 0 0\"/>"
+      "<default><geom mass=\"1\"/><joint axis=\"0 0 1\" armature=\".01\"/>"
+      "<position kp=\"1\"/></default>"
+      "<worldbody><geom type=\"box\" size=\".03 .03 .03\" pos=\".96 0 0\"/>"
+      "<body><joint name=\"a\"/>" + link +
+      "<body pos=\".3 0 0\"><joint name=\"b\"/>" + link +
+      "<body pos=\".3 0 0\"><joint name=\"c\"/>" + link +
+      "<geom type=\"sphere\" size=\".05\" pos=\".3 0 0\"/>"
+      "</body></body></body></worldbody>"
+      "<actuator><position joint=\"a\"/><position joint=\"b\"/><position joint=\"c\"/>"
+      "</actuator></mujoco>";
+  ModelPtr m = LoadModelOrFail(xml);
+  ASSERT_NE(m, nullptr);
+  SetScheme(m.get(), Scheme::kWeighted);
+  for (int jacobian : {mjJAC_DENSE, mjJAC_SPARSE}) {
+    m->opt.jacobian = jacobian;
+    DataPtr d(mj_makeData(m.get()));
+    auto weights = [&](double a, double b, double c) {
+      d->qpos[0] = a;
+      d->qpos[1] = b;
+      d->qpos[2] = c;
+      mj_forward(m.get(), d.get());
+      std::vector<double> w;
+      for (int u = 0; u < m->nu; ++u) {
+        w.push_back(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, u));
+      }
+      return w;
+    };
+    std::vector<double> none = weights(0.5, 0, 0);
+    EXPECT_EQ(d->ncon, 0) << jacobian;
+    std::vector<double> world = weights(0, 0, 0);
+    ASSERT_EQ(d->ncon, 1) << jacobian;
+    EXPECT_EQ(m->geom_bodyid[d->contact[0].geom1] * m->geom_bodyid[d->contact[0].geom2], 0)
+        << jacobian;
+    // the tip 0.06 from the axis of a's link (a sphere of 0.05 on a capsule of 0.02)
+    std::vector<double> self = weights(0, 1.4629, 2.5963);
+    ASSERT_EQ(d->ncon, 1) << jacobian;
+    EXPECT_EQ(m->geom_bodyid[d->contact[0].geom1] + m->geom_bodyid[d->contact[0].geom2], 4)
+        << jacobian;
+    for (int u = 0; u < m->nu; ++u) {
+      EXPECT_LT(none[u], 0.01) << "actuator " << u << ", jacobian " << jacobian;
+      EXPECT_EQ(world[u], 1) << "actuator " << u << ", jacobian " << jacobian;
+    }
+    EXPECT_EQ(self[0], none[0]) << jacobian;
+    EXPECT_EQ(self[1], 1) << jacobian;
+    EXPECT_EQ(self[2], 1) << jacobian;
+  }
+}
+
 // Catches: the mode acting without mjENBL_IMPLICITPOS (documented as a no-op), or under Euler.
 TEST_F(PosWeight, NoEffectWithoutImplicitPos) {
   std::string error;

@@ -175,14 +175,13 @@ static int actuatorTerms(const mjModel* m, mjData* d, ctrlState* controls, mjtNu
   }
   for (int i=0; i<m->nu; i++) {
     int dof = d->actuator_posdof[i], diag = d->actuator_posdiag[i];
-    mjtNum slope, gain;
+    mjtNum slope;
 
     // a servo of fixed gain and affine bias on one dof (actuator_posdiag, found by mj_resetData
     // with its structure's scope): its bias's slope and its force's scope, its dof's diagonal
     // element at that address
     if (diag >= 0) {
-      termSlopes(m, d, i, mjBIAS_AFFINE, mjGAIN_FIXED, &slope, &gain);
-      if (slope < 0 && actuatorScopeForce(m, d, i, slope)==mjPOSSCOPE_RESTORING) {
+      if (servoRestoring(m, d, i, &slope)) {
         addDofTerm(m, d, matD, diag, sclK, vec, sclKv, kact, i, dof, -slope);
       } else if (kact) {
         kact[i] = 0;
@@ -339,10 +338,10 @@ int mjd_stiffnessTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
   // table's, cached per dof in d->dof_posweightcache, then the stability gate), each term added
   int nv = m->nv, nu = m->nu;
   mjMARKSTACK;
-  mjtNum* slope = mj_stackAlloc(d, nu);
-  mjtNum* kdof = mj_stackAlloc(d, 3*nv);     // kdof, cdof (dofStiffness), wdof
-  mjtNum* wten = mj_stackAlloc(d, nu);
-  mjtNum* scratch = mj_stackAlloc(d, 2*nv + 3*nu + m->nM);
+  mjtNum* slope = mj_stackAlloc(d, 5*nv + 5*nu + m->nM);
+  mjtNum* kdof = slope + nu;     // kdof, cdof (dofStiffness), wdof
+  mjtNum* wten = kdof + 3*nv;
+  mjtNum* scratch = wten + nu;   // 2*nv + 3*nu + nM
   int ntendon = mjd_posWeightTerms(m, d, &controls, slope, kdof, d->dof_posweightcache, wten,
                                    scratch);
   weightedDofTerms(m, d, kdof, kdof + 2*nv, matD, sclK, vec, sclKv);

@@ -158,6 +158,21 @@ static inline void termSlopes(const mjModel* m, const mjData* d, int i, int bias
 
 
 
+// slope in length of a servo of fixed gain and affine bias on one dof (actuator_posdiag): its
+// bias's
+static inline mjtNum servoSlope(const mjModel* m, int i) {
+  return m->actuator_biasprm[mjNBIAS*i + 1];
+}
+
+
+
+// velocity slope of a servo of fixed gain and affine bias on one dof (actuator_posdiag): its bias's
+static inline mjtNum servoVel(const mjModel* m, int i) {
+  return m->actuator_biasprm[mjNBIAS*i + 2];
+}
+
+
+
 // 1 if the force of actuator i has a closed form: neither its gain nor its bias is a user term
 static inline int closedForm(const mjModel* m, int i) {
   return m->actuator_gaintype[i]!=mjGAIN_USER && m->actuator_biastype[i]!=mjBIAS_USER;
@@ -220,9 +235,22 @@ static inline int actuatorScope(const mjModel* m, const mjData* d, int i, mjtNum
 
 
 
+// return 1 if the servo of fixed gain and affine bias on one dof i (actuator_posdiag) contributes
+// to K, with its slope: its bias's
+static inline int servoRestoring(const mjModel* m, const mjData* d, int i, mjtNum* slope) {
+  *slope = servoSlope(m, i);
+  return *slope < 0 && actuatorScopeForce(m, d, i, *slope)==mjPOSSCOPE_RESTORING;
+}
+
+
+
 // return 1 if actuator i contributes to K, with its slope
 static inline int actuatorRestoring(const mjModel* m, const mjData* d, int i, mjtNum* slope,
                                     ctrlState* controls) {
+  // a servo on one dof (actuator_posdiag): servoRestoring
+  if (d->actuator_posdiag[i] >= 0 && !mjDISABLED(mjDSBL_ACTUATION)) {
+    return servoRestoring(m, d, i, slope);
+  }
   *slope = actuatorSlope(m, d, i, controls);
   return *slope < 0 && actuatorScope(m, d, i, *slope)==mjPOSSCOPE_RESTORING;
 }

@@ -202,18 +202,22 @@ static int dofStiffness(const mjModel* m, const mjData* d, ctrlState* controls, 
       nrow++;
       continue;
     }
+    // the damping of a servo of fixed gain and affine bias (actuator_posdiag): its bias's
     mjtNum gear = d->actuator_moment[i*nv + dof];
+    mjtNum c = d->actuator_posdiag[i] >= 0 ? -servoVel(m, i) :
+               mjd_actuatorDamping(m, d, i, controls);
     kdof[dof] -= slope[i] * gear * gear;
-    cdof[dof] += mjd_actuatorDamping(m, d, i, controls) * gear * gear;
+    cdof[dof] += c * gear * gear;
   }
 
-  // springs and joint damping
-  for (int j=0; j<m->njnt && !mjDISABLED(mjDSBL_PASSIVE); j++) {
-    int restoring = springScope(m, j)==mjPOSSCOPE_RESTORING;
-    for (int dof=m->jnt_dofadr[j]; dof<m->jnt_dofadr[j]+jointDofs(m, j); dof++) {
-      cdof[dof] += m->dof_damping[dof];
-      if (restoring) {
-        kdof[dof] += m->jnt_stiffness[j];
+  // joint damping and springs
+  if (!mjDISABLED(mjDSBL_PASSIVE)) {
+    mju_addTo(cdof, m->dof_damping, nv);
+    for (int j=0; j<m->njnt; j++) {
+      if (m->jnt_stiffness[j] && springScope(m, j)==mjPOSSCOPE_RESTORING) {
+        for (int dof=m->jnt_dofadr[j]; dof<m->jnt_dofadr[j]+jointDofs(m, j); dof++) {
+          kdof[dof] += m->jnt_stiffness[j];
+        }
       }
     }
   }
@@ -316,18 +320,55 @@ static int posWeightsGate(const mjModel* m, const mjData* d, mjtNum margin, cons
 
 
 
-// 1 in whole[dof] for each dof an active constraint row acts on
+// 1 in whole[dof] for each dof of the chains of bodies b1 and b2 below their first common dof
+static void contactDofs(const mjModel* m, int b1, int b2, mjtNum* whole) {
+  while (b1 && !m->body_dofnum[b1]) {
+    b1 = m->body_parentid[b1];
+  }
+  while (b2 && !m->body_dofnum[b2]) {
+    b2 = m->body_parentid[b2];
+  }
+  int da1 = b1 ? m->body_dofadr[b1] + m->body_dofnum[b1] - 1 : -1;
+  int da2 = b2 ? m->body_dofadr[b2] + m->body_dofnum[b2] - 1 : -1;
+
+  // the two chains, deepest dof first, to their first common dof (mj_mergeChain)
+  while (da1!=da2) {
+    if (da1 > da2) {
+      whole[da1] = 1;
+      da1 = m->dof_parentid[da1];
+    } else {
+      whole[da2] = 1;
+      da2 = m->dof_parentid[da2];
+    }
+  }
+}
+
+
+
+// 1 in whole[dof] for each dof an active constraint row acts on: a contact's, found from its
+// bodies' chains, a joint limit's, from its joint, any other row's from efc_J (its nonzeros)
 static void constrainedDofs(const mjModel* m, const mjData* d, mjtNum* whole) {
-  mju_zero(whole, m->nv);
+  int nv = m->nv;
+  mju_zero(whole, nv);
   for (int r=0; r<d->nefc; r++) {
-    if (mj_isSparse(m)) {
-      int adr = d->efc_J_rowadr[r];
-      for (int k=0; k<d->efc_J_rownnz[r]; k++) {
-        whole[d->efc_J_colind[adr + k]] = 1;
+    int type = d->efc_type[r], id = d->efc_id[r];
+    if (type>=mjCNSTR_CONTACT_FRICTIONLESS) {
+      // a contact's rows: once
+      if (!r || d->efc_id[r-1]!=id || d->efc_type[r-1]!=type) {
+        const mjContact* con = d->contact + id;
+        contactDofs(m, m->geom_bodyid[con->geom1], m->geom_bodyid[con->geom2], whole);
+      }
+    } else if (type==mjCNSTR_LIMIT_JOINT) {
+      for (int dof=m->jnt_dofadr[id]; dof<m->jnt_dofadr[id]+jointDofs(m, id); dof++) {
+        whole[dof] = 1;
+      }
+    } else if (mj_isSparse(m)) {
+      for (int k=d->efc_J_rowadr[r]; k<d->efc_J_rowadr[r]+d->efc_J_rownnz[r]; k++) {
+        whole[d->efc_J_colind[k]] = 1;
       }
     } else {
-      for (int dof=0; dof<m->nv; dof++) {
-        if (d->efc_J[r*m->nv + dof]) {
+      for (int dof=0; dof<nv; dof++) {
+        if (d->efc_J[r*nv + dof]) {
           whole[dof] = 1;
         }
       }

@@ -73,13 +73,6 @@ static inline void addMoment(mjtNum* vec, const mjtNum* moment, int dof, mjtNum 
 
 
 
-// velocity slope of a servo of fixed gain and affine bias on one dof (actuator_posdiag): its bias's
-static inline mjtNum servoVel(const mjModel* m, int i) {
-  return m->actuator_biasprm[mjNBIAS*i+2];
-}
-
-
-
 // velocity slope of actuator i's force: a servo's (servoVel), or mjd_actuatorVel
 static inline mjtNum velSlope(const mjModel* m, const mjData* d, int i) {
   return d->actuator_posdiag[i] >= 0 ? servoVel(m, i) : mjd_actuatorVel(m, d, i);
