@@ -736,9 +736,10 @@ TEST_F(PosWeight, WeightedStepWritesOnlyItsOwnArrays) {
 // servo with a moment row on such a dof keeping its table weight; the whole model weighted 1
 // while any constraint is active (the mode was then the flag on every joint limit); a row read
 // past the last (the same mjData first had more rows). A four-hinge arm with light servos (their
-// table weight, far below 1) on joints a and b and on tendons of a, b and d alone: hinge a and
+// table weight, far below 1) on joints a, b and c and on tendons of a, b and d alone: hinge a and
 // the tendon of c and d pushed past their limits, or hinge b past its own; the terms on the dofs
-// of no active row keep the weights of the arm held within its limits.
+// of no active row keep the weights of the arm held within its limits. (The servo on c tells the
+// tendon's row from a joint limit's, whose dofs are its joint's.)
 TEST_F(PosWeight, ConstrainedDofsWeighOne) {
   const std::string xml =
       "<mujoco><option timestep=\"0.002\" gravity=\"0 0 0\"/>"
@@ -756,7 +757,7 @@ TEST_F(PosWeight, ConstrainedDofsWeighOne) {
       "<joint joint=\"d\" coef=\"1\"/></fixed></tendon>"
       "<actuator><position joint=\"a\" kp=\"1\"/><position joint=\"b\" kp=\"1\"/>"
       "<position tendon=\"tb\" kp=\"1\"/><position tendon=\"td\" kp=\"1\"/>"
-      "<position tendon=\"ta\" kp=\"1\"/></actuator>"
+      "<position tendon=\"ta\" kp=\"1\"/><position joint=\"c\" kp=\"1\"/></actuator>"
       "</mujoco>";
   ModelPtr m = LoadModelOrFail(xml);
   ASSERT_NE(m, nullptr);
@@ -788,6 +789,7 @@ TEST_F(PosWeight, ConstrainedDofsWeighOne) {
     EXPECT_EQ(limit[0], none[0]) << jacobian;
     EXPECT_EQ(limit[3], none[3]) << jacobian;
     EXPECT_EQ(limit[4], none[4]) << jacobian;
+    EXPECT_EQ(limit[5], none[5]) << jacobian;
     EXPECT_EQ(limit[1], 1) << jacobian;
     EXPECT_EQ(limit[2], 1) << jacobian;
     // the limits of a and of tcd (a row on two dofs): a's servos and the tendon servo of d are
@@ -795,15 +797,43 @@ TEST_F(PosWeight, ConstrainedDofsWeighOne) {
     EXPECT_EQ(two[0], 1) << jacobian;
     EXPECT_EQ(two[3], 1) << jacobian;
     EXPECT_EQ(two[4], 1) << jacobian;
+    EXPECT_EQ(two[5], 1) << jacobian;
     EXPECT_EQ(two[1], none[1]) << jacobian;
     EXPECT_EQ(two[2], none[2]) << jacobian;
   }
 }
 
+// Catches: the joints' damping left out of a dof's damping (its zeta): one hinge whose servo has
+// no damping of its own and whose joint has the damping c weighs as the same hinge with a servo of
+// damping c, at h w_n = 2.5, just above stock's cap at zeta 0.1 (2.21), where the table's weight
+// at zeta 0.1 is not its weight at zeta 0.
+TEST_F(PosWeight, JointDampingCountsInTheDofsDamping) {
+  const double kp = 62500, c = 50;  // I = 1, h = 0.01: w_n = 250, zeta = c / (2 w_n) = 0.1
+  ModelPtr servo = LoadModelOrFail(OneHingeXml(1, kp, c, 0.01));
+  ModelPtr joint = LoadModelOrFail(OneHingeXml(1, kp, 0, 0.01));
+  ModelPtr none = LoadModelOrFail(OneHingeXml(1, kp, 0, 0.01));
+  ASSERT_TRUE(servo && joint && none);
+  joint->dof_damping[0] += c;
+  auto weight = [](mjModel* m) {
+    SetScheme(m, Scheme::kWeighted);
+    DataPtr d(mj_makeData(m));
+    mj_forward(m, d.get());
+    return mjd_posWeight(m, d.get(), mjOBJ_ACTUATOR, 0);
+  };
+  double w = weight(servo.get());
+  EXPECT_EQ(weight(joint.get()), w);
+  EXPECT_NE(weight(none.get()), w);
+  EXPECT_LT(w, 1);
+}
+
 // Catches: a contact's dofs found wrong: the dofs of its bodies' chains below their first common
 // dof are whole, the others keep their weights. A three-hinge arm with light servos whose tip
 // (body c) touches an obstacle of the world, or, folded back, the link of its root hinge a:
-// there the contact does not move a (its Jacobian's column is zero), and a keeps its weight.
+// there the contact does not move a (its Jacobian's column is zero), and a keeps its weight. The
+// tip is an ellipsoid, geom1 of its contact with the box and geom2 of that with the capsule
+// (MuJoCo orders a pair by geom type), so that each chain is the deeper one in one of them. Turned
+// by -0.2, link a also touches a second box: each of two contacts marks its own dofs (frictionless,
+// one row each, where the tip's contact with the world box has the rows of a pyramid).
 TEST_F(PosWeight, ContactDofsWeighOne) {
   const std::string link = "<geom type=\"capsule\" size=\".02\" fromto=\"0 0 0 .3 0 0\"/>";
   const std::string xml =
@@ -811,10 +841,12 @@ TEST_F(PosWeight, ContactDofsWeighOne) {
       "<default><geom mass=\"1\"/><joint axis=\"0 0 1\" armature=\".01\"/>"
       "<position kp=\"1\"/></default>"
       "<worldbody><geom type=\"box\" size=\".03 .03 .03\" pos=\".96 0 0\"/>"
-      "<body><joint name=\"a\"/>" + link +
+      "<geom type=\"box\" size=\".03 .03 .03\" pos=\".15 -.075 0\" condim=\"1\"/>"
+      "<body><joint name=\"a\"/>"
+      "<geom type=\"capsule\" size=\".02\" fromto=\"0 0 0 .3 0 0\" condim=\"1\"/>"
       "<body pos=\".3 0 0\"><joint name=\"b\"/>" + link +
       "<body pos=\".3 0 0\"><joint name=\"c\"/>" + link +
-      "<geom type=\"sphere\" size=\".05\" pos=\".3 0 0\"/>"
+      "<geom type=\"ellipsoid\" size=\".05 .05 .05\" pos=\".3 0 0\" condim=\"1\"/>"
       "</body></body></body></worldbody>"
       "<actuator><position joint=\"a\"/><position joint=\"b\"/><position joint=\"c\"/>"
       "</actuator></mujoco>";
@@ -853,6 +885,12 @@ TEST_F(PosWeight, ContactDofsWeighOne) {
     EXPECT_EQ(self[0], none[0]) << jacobian;
     EXPECT_EQ(self[1], 1) << jacobian;
     EXPECT_EQ(self[2], 1) << jacobian;
+    // folded and turned onto the second box: two contacts of one type, their rows in turn
+    std::vector<double> both = weights(-0.2, 1.4629, 2.5963);
+    ASSERT_EQ(d->ncon, 2) << jacobian;
+    for (int u = 0; u < m->nu; ++u) {
+      EXPECT_EQ(both[u], 1) << "actuator " << u << ", jacobian " << jacobian;
+    }
   }
 }
 

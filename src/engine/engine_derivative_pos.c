@@ -338,10 +338,10 @@ int mjd_stiffnessTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
   // table's, cached per dof in d->dof_posweightcache, then the stability gate), each term added
   int nv = m->nv, nu = m->nu;
   mjMARKSTACK;
-  mjtNum* slope = mj_stackAlloc(d, 5*nv + 5*nu + m->nM);
-  mjtNum* kdof = slope + nu;     // kdof, cdof (dofStiffness), wdof
-  mjtNum* wten = kdof + 3*nv;
-  mjtNum* scratch = wten + nu;   // 2*nv + 3*nu + nM
+  mjtNum* slope = mj_stackAlloc(d, nu);
+  mjtNum* kdof = mj_stackAlloc(d, 3*nv);     // kdof, cdof (dofStiffness), wdof
+  mjtNum* wten = mj_stackAlloc(d, nu);
+  mjtNum* scratch = mj_stackAlloc(d, 2*nv + 3*nu + m->nM);
   int ntendon = mjd_posWeightTerms(m, d, &controls, slope, kdof, d->dof_posweightcache, wten,
                                    scratch);
   weightedDofTerms(m, d, kdof, kdof + 2*nv, matD, sclK, vec, sclKv);
