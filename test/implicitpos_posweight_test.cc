@@ -731,6 +731,19 @@ TEST_F(PosWeight, WeightedStepWritesOnlyItsOwnArrays) {
   EXPECT_EQ(out[0], out[1]);
 }
 
+// The weight of each actuator's term (mjd_posWeight) of m after mj_forward at the joint positions
+// qpos (the first of d->qpos).
+std::vector<double> ActuatorWeightsAt(const mjModel* m, mjData* d,
+                                      const std::vector<double>& qpos) {
+  std::copy(qpos.begin(), qpos.end(), d->qpos);
+  mj_forward(m, d);
+  std::vector<double> w;
+  for (int u = 0; u < m->nu; ++u) {
+    w.push_back(mjd_posWeight(m, d, mjOBJ_ACTUATOR, u));
+  }
+  return w;
+}
+
 // Catches: the terms on the dofs an active constraint acts on not weighted 1 (constrainedDofs,
 // doc/contact.md), under a dense or a sparse Jacobian, for a row on one dof or on several, or a
 // servo with a moment row on such a dof keeping its table weight; the whole model weighted 1
@@ -768,15 +781,8 @@ TEST_F(PosWeight, ConstrainedDofsWeighOne) {
     // hinges a and b past their limits (30 degrees) or not; c and d turning tendon tcd past its
     // limit or not
     auto weights = [&](double a, double b, double cd, int nefc) {
-      d->qpos[0] = a;
-      d->qpos[1] = b;
-      d->qpos[2] = d->qpos[3] = cd;
-      mj_forward(m.get(), d.get());
+      std::vector<double> w = ActuatorWeightsAt(m.get(), d.get(), {a, b, cd, cd});
       EXPECT_EQ(d->nefc, nefc) << jacobian;
-      std::vector<double> w;
-      for (int u = 0; u < m->nu; ++u) {
-        w.push_back(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, u));
-      }
       return w;
     };
     std::vector<double> two = weights(0.6, 0.2, 0.4, 2);
@@ -857,15 +863,7 @@ TEST_F(PosWeight, ContactDofsWeighOne) {
     m->opt.jacobian = jacobian;
     DataPtr d(mj_makeData(m.get()));
     auto weights = [&](double a, double b, double c) {
-      d->qpos[0] = a;
-      d->qpos[1] = b;
-      d->qpos[2] = c;
-      mj_forward(m.get(), d.get());
-      std::vector<double> w;
-      for (int u = 0; u < m->nu; ++u) {
-        w.push_back(mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, u));
-      }
-      return w;
+      return ActuatorWeightsAt(m.get(), d.get(), {a, b, c});
     };
     std::vector<double> none = weights(0.5, 0, 0);
     EXPECT_EQ(d->ncon, 0) << jacobian;
