@@ -30,7 +30,7 @@ namespace {
 
 class ImplicitPosMotion : public MujocoTest {};
 
-// one setting of part 8, measured (MeasureMotion); where: its name for the failure messages
+// one setting of part 8
 struct Case {
   const char* subject;
   bool contact;
@@ -38,7 +38,8 @@ struct Case {
   double period, fn, zeta, h;
 };
 
-MotionResult Measure(const Case& c, std::string* where) {
+// the setting of c
+MotionSetting SettingOf(const Case& c) {
   MotionSetting s;
   s.subject = c.subject;
   s.contact = c.contact;
@@ -47,6 +48,12 @@ MotionResult Measure(const Case& c, std::string* where) {
   s.fn = c.fn;
   s.zeta = c.zeta;
   s.h = c.h;
+  return s;
+}
+
+// c measured (MeasureMotion); where: its name for the failure messages
+MotionResult Measure(const Case& c, std::string* where) {
+  MotionSetting s = SettingOf(c);
   *where = std::string(c.subject) + (c.contact ? "" : " (contact off)") + ", " +
            CommandName(c.command) + ", f_n " + std::to_string(c.fn) + ", h " +
            std::to_string(c.h);
@@ -290,6 +297,41 @@ TEST_F(ImplicitPosMotion, WeightedBoundedAndAccurateWhereTheFlagAndStockAre) {
   RecordProperty("weighted_diverged_flag_bounded", nlost);
   RecordProperty("judged", judged);
   RecordProperty("weighted_within_105_stock", within);
+}
+
+// Catches: the weighted mode taking its substeps from its own threshold (mjMAXTURNWEIGHTED) where
+// every term is weighted 1 and its step is the flag's; there it takes them from the flag's and
+// follows the flag. Servos far above their caps (every weight 1, checked at qpos0) under random
+// targets, off the suite's grid; the flag substeps in each.
+TEST_F(ImplicitPosMotion, WeightedFollowsTheFlagWhereEveryWeightIsOne) {
+  const Case cases[] = {
+      {"chain5", false, Command::kRandom, 0.03, 250, 0, 0.007},
+      {"chain9", false, Command::kRandom, 0.02, 400, 0.05, 0.004},
+      {"arm7", false, Command::kRandom, 0.025, 300, 0, 0.008},
+  };
+  WarningCapture capture;
+  for (const Case& c : cases) {
+    MotionSetting s = SettingOf(c);
+    std::string where = MotionSettingName(s);
+    mjModel* m = LoadMotionSubject(s, MJPOS_MODEL_DIR);
+    ASSERT_NE(m, nullptr) << where;
+    SetScheme(m, Scheme::kWeighted);
+    m->opt.timestep = s.h;
+    mjData* d = mj_makeData(m);
+    mj_forward(m, d);
+    for (int i = 0; i < m->nu; i++) {
+      ASSERT_EQ(mjd_posWeight(m, d, mjOBJ_ACTUATOR, i), 1) << where << ", actuator " << i;
+    }
+    mj_deleteData(d);
+    MotionRun flag = RunMotion(m, s, Scheme::kBackwardEuler, s.h);
+    MotionRun weighted = RunMotion(m, s, Scheme::kWeighted, s.h);
+    mj_deleteModel(m);
+    ASSERT_TRUE(flag.bounded) << where;
+    EXPECT_GT(flag.substepped, 0) << where;
+    EXPECT_TRUE(weighted.bounded) << where << ": diverged at " << weighted.t_div << " s";
+    EXPECT_EQ(weighted.substepped, flag.substepped) << where;
+    EXPECT_LT(MotionError(weighted, flag), 1e-6) << where;
+  }
 }
 
 // Catches: the suite's reference too coarse for the servo (h_ref * 2 pi f_n above 0.2) or

@@ -250,15 +250,16 @@ static int springTerms(const mjModel* m, const mjData* d,
 
 //------------------------------ weighted terms of K ----------------------------------------------
 
-// add the weighted terms of the servos whose moment is a row
+// add the weighted terms of the servos whose moment is a row; weighted: 1 if one is below 1
 static int weightedRowTerms(const mjModel* m, mjData* d, const mjtNum* slopes,
                             const mjtNum* wten, mjtNum* matD, mjtNum sclK, mjtNum* vec,
-                            mjtNum sclKv, mjtNum* kact, mjtBranchMode branch) {
+                            mjtNum sclKv, mjtNum* kact, int* weighted, mjtBranchMode branch) {
   int nbranch = 0;
   for (int i=0; i<m->nu; i++) {
     if (slopes[i] < 0 && d->actuator_posdof[i] < 0) {
       nbranch += actuatorRowTerm(m, d, i, -(slopes[i] * wten[i]), matD, sclK, vec, sclKv,
                                  kact, branch);
+      *weighted |= wten[i] < 1;
     }
   }
   return nbranch;
@@ -266,13 +267,21 @@ static int weightedRowTerms(const mjModel* m, mjData* d, const mjtNum* slopes,
 
 
 
-// add the weighted terms on one dof alone: its servos and its spring
-static void weightedDofTerms(const mjModel* m, const mjData* d, const mjtNum* kdof,
-                             const mjtNum* weight, mjtNum* matD, mjtNum sclK, mjtNum* vec,
-                             mjtNum sclKv) {
+// add the weighted terms on one dof alone: its servos and its spring, whose stiffness in kspring
+// (if given) is weighted; return 1 if one is below 1
+static int weightedDofTerms(const mjModel* m, const mjData* d, const mjtNum* kdof,
+                            const mjtNum* weight, mjtNum* matD, mjtNum sclK, mjtNum* vec,
+                            mjtNum sclKv, mjtNum* kspring) {
+  int weighted = 0;
   for (int dof=0; dof<m->nv; dof++) {
     if (!(kdof[dof] > 0)) {
       continue;
+    }
+    if (weight[dof] < 1) {
+      weighted = 1;
+    }
+    if (kspring) {
+      kspring[dof] *= weight[dof];
     }
     mjtNum k = weight[dof] * kdof[dof];
     if (matD) {
@@ -282,29 +291,18 @@ static void weightedDofTerms(const mjModel* m, const mjData* d, const mjtNum* kd
       vec[dof] += sclKv * (k * d->qvel[dof]);
     }
   }
+  return weighted;
 }
 
 
 
-// stiffness of the weighted terms on one dof in kact and kspring; return the springs
-static int weightedStiffness(const mjModel* m, const mjData* d, const mjtNum* slope,
-                             const mjtNum* wdof, mjtNum* kact, mjtNum* kspring) {
-  int nspring = 0;
-  for (int i=0; i<m->nu && kact; i++) {
+// stiffness in kact of each servo's weighted term on one dof, 0 for the others
+static void weightedServoStiffness(const mjModel* m, const mjData* d, const mjtNum* slope,
+                                   const mjtNum* wdof, mjtNum* kact) {
+  for (int i=0; i<m->nu; i++) {
     int dof = d->actuator_posdof[i];
-    if (slope[i] < 0 && dof >= 0) {
-      kact[i] = -slope[i] * wdof[dof];
-    }
+    kact[i] = slope[i] < 0 && dof >= 0 ? -slope[i] * wdof[dof] : 0;
   }
-  for (int j=0; j<m->njnt && kspring && !mjDISABLED(mjDSBL_PASSIVE); j++) {
-    if (m->jnt_stiffness[j] && springScope(m, j)==mjPOSSCOPE_RESTORING) {
-      nspring++;
-      for (int dof=m->jnt_dofadr[j]; dof<m->jnt_dofadr[j]+jointDofs(m, j); dof++) {
-        kspring[dof] = wdof[dof] * m->jnt_stiffness[j];
-      }
-    }
-  }
-  return nspring;
 }
 
 
@@ -313,9 +311,9 @@ static int weightedStiffness(const mjModel* m, const mjData* d, const mjtNum* sl
 
 int mjd_stiffnessTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
                        mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring,
-                       int* nspring, mjtBranchMode branch) {
+                       int* nspring, int* weighted, mjtBranchMode branch) {
   ctrlState controls = CTRL_UNCHECKED;  // their check (gainInput)
-  int nbranch = 0;
+  int nbranch = 0, below = 0;
 
   // unweighted: by force class (actuatorTerms sets kact of every actuator)
   if (!mjENABLED(mjENBL_POSWEIGHT)) {
@@ -324,33 +322,34 @@ int mjd_stiffnessTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
     if (nspring) {
       *nspring = n;
     }
+    if (weighted) {
+      *weighted = 0;
+    }
     return nbranch;
-  }
-
-  if (kact) {
-    mju_zero(kact, m->nu);
-  }
-  if (kspring) {
-    mju_zero(kspring, m->nv);
   }
 
   // weighted: the slopes found once, the terms on each dof summed, every term's weight (the
   // table's, cached per dof in d->dof_posweightcache, then the stability gate), each term added
-  int nv = m->nv, nu = m->nu;
+  int nv = m->nv, nu = m->nu, n;
   mjMARKSTACK;
   mjtNum* slope = mj_stackAlloc(d, nu);
   mjtNum* kdof = mj_stackAlloc(d, 3*nv);     // kdof, cdof (dofStiffness), wdof
   mjtNum* wten = mj_stackAlloc(d, nu);
   mjtNum* scratch = mj_stackAlloc(d, 2*nv + 3*nu + m->nM);
-  int ntendon = mjd_posWeightTerms(m, d, &controls, slope, kdof, d->dof_posweightcache, wten,
-                                   scratch);
-  weightedDofTerms(m, d, kdof, kdof + 2*nv, matD, sclK, vec, sclKv);
-  int n = weightedStiffness(m, d, slope, kdof + 2*nv, kact, kspring);
+  int ntendon = mjd_posWeightTerms(m, d, &controls, slope, kdof, kspring, &n,
+                                   d->dof_posweightcache, wten, scratch);
+  below = weightedDofTerms(m, d, kdof, kdof + 2*nv, matD, sclK, vec, sclKv, n ? kspring : NULL);
+  if (kact) {
+    weightedServoStiffness(m, d, slope, kdof + 2*nv, kact);
+  }
   if (nspring) {
     *nspring = n;
   }
   if (ntendon) {
-    nbranch = weightedRowTerms(m, d, slope, wten, matD, sclK, vec, sclKv, kact, branch);
+    nbranch = weightedRowTerms(m, d, slope, wten, matD, sclK, vec, sclKv, kact, &below, branch);
+  }
+  if (weighted) {
+    *weighted = below;
   }
   mjFREESTACK;
   return nbranch;
@@ -361,5 +360,5 @@ int mjd_stiffnessTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
 // add sclK*K to matD (D sparsity) and sclKv*K*qvel to vec, K = -d(qfrc_actuator+qfrc_passive)/dq
 void mjd_implicitPos(const mjModel* m, mjData* d,
                      mjtNum* matD, mjtNum sclK, mjtNum* vec, mjtNum sclKv) {
-  mjd_stiffnessTerms(m, d, matD, sclK, vec, sclKv, NULL, NULL, NULL, mjBRANCH_SOLVE);
+  mjd_stiffnessTerms(m, d, matD, sclK, vec, sclKv, NULL, NULL, NULL, NULL, mjBRANCH_SOLVE);
 }

@@ -30,10 +30,11 @@ typedef enum mjtBranchMode_ {
   mjBRANCH_OMIT                   // out of K altogether
 } mjtBranchMode;
 
-// add sclK*K to matD and sclKv*K*qvel to vec, the stiffness of each term to kact and kspring
+// add sclK*K to matD and sclKv*K*qvel to vec, the stiffness of each term to kact and kspring;
+// weighted: 1 if a term is weighted below 1 (mjENBL_POSWEIGHT), else 0
 int mjd_stiffnessTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
                        mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring,
-                       int* nspring, mjtBranchMode branch);
+                       int* nspring, int* weighted, mjtBranchMode branch);
 
 // add scl*k*m'*m of actuator i to matD, on the pattern of M
 void mjd_addActuatorTerm(const mjModel* m, const mjData* d, mjtNum* matD, int i,

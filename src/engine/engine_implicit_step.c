@@ -28,7 +28,7 @@
 
 // mat = M - h*qDeriv + h^2*K (D sparsity; NULL: none) and rhs -= h*K*qvel, K only with the flag
 int mj_implicitMatrix(const mjModel* m, mjData* d, mjtNum* mat, mjtNum* rhs, mjtNum* kact,
-                      mjtNum* kspring, int* nspring, int onpattern) {
+                      mjtNum* kspring, int* nspring, int* weighted, int onpattern) {
   mjtNum h = m->opt.timestep;
 
   // M - h*qDeriv
@@ -39,9 +39,12 @@ int mj_implicitMatrix(const mjModel* m, mjData* d, mjtNum* mat, mjtNum* rhs, mjt
 
   // implicit in position: the terms of K, those on several branches left to the solve or out
   if (!mjENABLED(mjENBL_IMPLICITPOS)) {
+    if (weighted) {
+      *weighted = 0;
+    }
     return 0;
   }
-  return mjd_stiffnessTerms(m, d, mat, h*h, rhs, -h, kact, kspring, nspring,
+  return mjd_stiffnessTerms(m, d, mat, h*h, rhs, -h, kact, kspring, nspring, weighted,
                             onpattern ? mjBRANCH_OMIT : mjBRANCH_SWAP);
 }
 
@@ -58,7 +61,7 @@ void mj_implicitSolveOnPattern(const mjModel* m, mjData* d, mjtNum* qacc, mjtNum
 
   // the step's matrix and right side, factorized in scratch, and the solve
   mju_add(rhs, d->qfrc_smooth, d->qfrc_constraint, nv);
-  mj_implicitMatrix(m, d, lu, rhs, kact, kspring, NULL, 1);
+  mj_implicitMatrix(m, d, lu, rhs, kact, kspring, NULL, NULL, 1);
   mju_factorLUSparse(lu, nv, scratch, d->D_rownnz, d->D_rowadr, d->D_colind);
   mju_solveLUSparse(qacc, lu, rhs, nv, d->D_rownnz, d->D_rowadr, d->D_colind);
   mjFREESTACK;

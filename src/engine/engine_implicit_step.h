@@ -22,9 +22,10 @@
 extern "C" {
 #endif
 
-// the implicit step's matrix mat = M - h*qDeriv + h^2*K (NULL: none) and rhs -= h*K*qvel
+// the implicit step's matrix mat = M - h*qDeriv + h^2*K (NULL: none) and rhs -= h*K*qvel;
+// weighted: 1 if a term of K is weighted below 1 (mjd_stiffnessTerms)
 int mj_implicitMatrix(const mjModel* m, mjData* d, mjtNum* mat, mjtNum* rhs, mjtNum* kact,
-                      mjtNum* kspring, int* nspring, int onpattern);
+                      mjtNum* kspring, int* nspring, int* weighted, int onpattern);
 
 // the step's solve with the terms of K on the pattern of M only, factorized in scratch
 void mj_implicitSolveOnPattern(const mjModel* m, mjData* d, mjtNum* qacc, mjtNum* kact,

@@ -81,7 +81,7 @@ void mj_discreteAcc(const mjModel* m, mjData* d) {
 
       // MhD = qM - h*qDeriv (+ h^2*K) and qfrc = -h*K*qvel, as the step has them
       mju_zero(qfrc, nv);
-      int nbranch = mj_implicitMatrix(m, d, MhD, qfrc, kact, NULL, NULL, 0);
+      int nbranch = mj_implicitMatrix(m, d, MhD, qfrc, kact, NULL, NULL, NULL, 0);
       if (save) {
         mju_copy(d->actuator_force, save, nu);
         mju_copy(d->qfrc_actuator, save+nu, nv);

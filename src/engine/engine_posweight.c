@@ -184,10 +184,11 @@ static int rotationRow(const mjModel* m, int i) {
 
 
 
-// restoring slope of each actuator, stiffness and damping of the terms on each dof
+// restoring slope of each actuator, stiffness and damping of the terms on each dof, the springs'
+// stiffness in kspring (if given; zeroed at the first spring) and their number in nspring
 static int dofStiffness(const mjModel* m, const mjData* d, ctrlState* controls, mjtNum* slope,
-                        mjtNum* kdof) {
-  int nv = m->nv, nrow = 0;
+                        mjtNum* kdof, mjtNum* kspring, int* nspring) {
+  int nv = m->nv, nrow = 0, n = 0;
   mjtNum* cdof = kdof + nv;
   mju_zero(kdof, 2*nv);
 
@@ -215,12 +216,20 @@ static int dofStiffness(const mjModel* m, const mjData* d, ctrlState* controls, 
     mju_addTo(cdof, m->dof_damping, nv);
     for (int j=0; j<m->njnt; j++) {
       if (m->jnt_stiffness[j] && springScope(m, j)==mjPOSSCOPE_RESTORING) {
+        if (kspring && !n) {
+          mju_zero(kspring, nv);
+        }
+        n++;
         for (int dof=m->jnt_dofadr[j]; dof<m->jnt_dofadr[j]+jointDofs(m, j); dof++) {
           kdof[dof] += m->jnt_stiffness[j];
+          if (kspring) {
+            kspring[dof] = m->jnt_stiffness[j];
+          }
         }
       }
     }
   }
+  *nspring = n;
   return nrow;
 }
 
@@ -397,8 +406,8 @@ static int wholeRow(const mjModel* m, const mjData* d, int i, const mjtNum* whol
 #define mjPOSW_RAISED 0.5    // margin of the raised weights: half of stock's cap
 #define mjPOSW_RAISE 64      // grid of the raise
 static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mjtNum* slope,
-                       ctrlState* controls, mjtNum* cache, const mjtNum* whole, mjtNum* wdof,
-                       mjtNum* wten, mjtNum* scratch) {
+                       int nrow, ctrlState* controls, mjtNum* cache, const mjtNum* whole,
+                       mjtNum* wdof, mjtNum* wten, mjtNum* scratch) {
   int nv = m->nv, nu = m->nu;
   mjtNum h = m->opt.timestep;
   const mjtNum* cdof = kdof + nv;
@@ -426,13 +435,18 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
         wdof[dof] = tableWeight(h, kdof[dof], c, m->dof_invweight0[dof], entry);
       }
       rdof[dof] = termRisk(h, kdof[dof], c, wdof[dof]);
-      risky |= rdof[dof] > 0;
+      if (rdof[dof] > 0) {
+        risky = 1;
+      }
     }
   }
 
   // servos with a moment row: actuator-space stiffness and damping, inverse inertia of the row
-  // (S is free until the gate)
-  for (int i=0; i<nu; i++) {
+  // (S is free until the gate); none: no risk
+  if (!nrow) {
+    mju_zero(rten, nu);
+  }
+  for (int i=0; i<nu && nrow; i++) {
     wten[i] = 1;
     rten[i] = 0;
     if (slope[i] < 0 && d->actuator_posdof[i] < 0) {
@@ -487,14 +501,15 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
 
 
 int mjd_posWeightTerms(const mjModel* m, mjData* d, ctrlState* controls, mjtNum* slope,
-                       mjtNum* kdof, mjtNum* cache, mjtNum* wten, mjtNum* scratch) {
-  int nrow = dofStiffness(m, d, controls, slope, kdof);
+                       mjtNum* kdof, mjtNum* kspring, int* nspring, mjtNum* cache, mjtNum* wten,
+                       mjtNum* scratch) {
+  int nrow = dofStiffness(m, d, controls, slope, kdof, kspring, nspring);
   mjMARKSTACK;
   mjtNum* whole = d->nefc ? mj_stackAlloc(d, m->nv) : NULL;
   if (whole) {
     constrainedDofs(m, d, whole);
   }
-  posWeights(m, d, kdof, slope, controls, cache, whole, kdof + 2*m->nv, wten, scratch);
+  posWeights(m, d, kdof, slope, nrow, controls, cache, whole, kdof + 2*m->nv, wten, scratch);
   mjFREESTACK;
   return nrow;
 }
@@ -506,12 +521,13 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
   int nv = m->nv, nu = m->nu;
   ctrlState controls = CTRL_UNCHECKED;
   mjtNum weight = 1;
+  int nspring;
   mjMARKSTACK;
   mjtNum* slope = mj_stackAlloc(d, nu);
   mjtNum* kdof = mj_stackAlloc(d, 3*nv);     // kdof, cdof (dofStiffness), wdof
   mjtNum* wten = mj_stackAlloc(d, nu);
   mjtNum* scratch = mj_stackAlloc(d, 2*nv + 3*nu + m->nM);
-  mjd_posWeightTerms(m, d, &controls, slope, kdof, NULL, wten, scratch);
+  mjd_posWeightTerms(m, d, &controls, slope, kdof, NULL, &nspring, NULL, wten, scratch);
 
   // the term's weight: a moment row's own, or its dof's
   if (objtype==mjOBJ_ACTUATOR && id>=0 && id<nu && slope[id] < 0) {

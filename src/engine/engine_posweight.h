@@ -31,9 +31,11 @@ MJAPI mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id);
 MJAPI void mjd_posWeightTable(int* nzeta, int* ns, mjtNum* ds, mjtNum* below,
                               const mjtNum** zeta, const mjtNum** theta);
 
-// restoring slope of each actuator, stiffness and damping on each dof, and every term's weight
+// restoring slope of each actuator, stiffness and damping on each dof, and every term's weight;
+// the springs' stiffness on each dof in kspring (if given) and their number in nspring
 int mjd_posWeightTerms(const mjModel* m, mjData* d, ctrlState* controls, mjtNum* slope,
-                       mjtNum* kdof, mjtNum* cache, mjtNum* wten, mjtNum* scratch);
+                       mjtNum* kdof, mjtNum* kspring, int* nspring, mjtNum* cache, mjtNum* wten,
+                       mjtNum* scratch);
 
 #ifdef __cplusplus
 }

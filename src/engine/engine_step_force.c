@@ -238,7 +238,7 @@ void mj_stepForceLimit(const mjModel* m, mjData* d, mjtNum* qacc,
 
     // the step's matrix and right side, with K (in scratch, qLU is kept)
     mju_add(rhs, d->qfrc_smooth, d->qfrc_constraint, nv);
-    int nbranch = mj_implicitMatrix(m, d, mat, rhs, NULL, NULL, NULL, onpattern);
+    int nbranch = mj_implicitMatrix(m, d, mat, rhs, NULL, NULL, NULL, NULL, onpattern);
 
     // held actuators: velocity slope and term of K out (a term on several branches, both in the
     // solve's update, out with its kfree), force at the bound
