@@ -16,6 +16,7 @@
 // job, doc/scope.md): the commands under which the flag is bounded wherever the converged
 // reference is, on settings where stock at h is not.
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -331,6 +332,69 @@ TEST_F(ImplicitPosMotion, WeightedFollowsTheFlagWhereEveryWeightIsOne) {
     EXPECT_TRUE(weighted.bounded) << where << ": diverged at " << weighted.t_div << " s";
     EXPECT_EQ(weighted.substepped, flag.substepped) << where;
     EXPECT_LT(MotionError(weighted, flag), 1e-6) << where;
+  }
+}
+
+// Catches: the substep threshold of a weighted step whose servo has a moment row (a tendon on
+// two hinges) read as the flag's where its term is weighted below 1, or as the mode's where it is
+// weighted 1. A motor whips the child hinge from each speed of a scan; a step that was not
+// substepped (one forward pass) turned it by h min(|v0|, |v1|), whipped (|v1 - v0| above the
+// slower): with the servo below its cap some such step turns it by more than the flag's 0.15 rad
+// (the mode's threshold is 0.2 rad), with the servo far above it none does.
+TEST_F(ImplicitPosMotion, WeightedRowServoSubstepsFromItsThreshold) {
+  const char* xml = R"(
+  <mujoco>
+    <option timestep="0.01" integrator="implicit" gravity="0 0 0"/>
+    <worldbody>
+      <body>
+        <joint name="a" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -.3" size=".03" mass="1"/>
+        <body pos="0 0 -.3">
+          <joint name="b" axis="0 1 0"/>
+          <geom type="capsule" fromto="0 0 0 0 0 -.3" size=".03" mass="1"/>
+        </body>
+      </body>
+    </worldbody>
+    <tendon>
+      <fixed name="t"><joint joint="a" coef="1"/><joint joint="b" coef="1"/></fixed>
+    </tendon>
+    <actuator>
+      <position name="servo" tendon="t" kp="1"/>
+      <motor name="whip" joint="b"/>
+    </actuator>
+  </mujoco>)";
+  for (double kp : {1.0, 1e5}) {
+    ModelPtr m = LoadModelOrFail(xml);
+    ASSERT_NE(m, nullptr);
+    m->actuator_gainprm[0] = kp;
+    m->actuator_biasprm[1] = -kp;
+    m->opt.enableflags |= mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT;
+    DataPtr d(mj_makeData(m.get()));
+    mj_forward(m.get(), d.get());
+    double weight = mjd_posWeight(m.get(), d.get(), mjOBJ_ACTUATOR, 0);
+    bool below = weight < 1;
+    EXPECT_EQ(below, kp == 1.0) << "kp " << kp << ": weight " << weight;
+    double h = m->opt.timestep, widest = 0;
+    int b = m->jnt_dofadr[1];
+    for (double v0 = 12; v0 <= 24; v0 += 0.25) {
+      for (double force = -2; force >= -40; force -= 2) {
+        mj_resetData(m.get(), d.get());
+        d->qvel[b] = v0;
+        d->ctrl[1] = force;
+        int forward = d->timer[mjTIMER_FORWARD].number;
+        mj_step(m.get(), d.get());
+        double v1 = d->qvel[b], slower = std::min(std::abs(v0), std::abs(v1));
+        if (d->timer[mjTIMER_FORWARD].number - forward == 1 && std::abs(v1 - v0) > slower) {
+          widest = std::max(widest, h * slower);
+        }
+      }
+    }
+    if (below) {
+      EXPECT_GT(widest, 0.15) << "kp " << kp << ": the mode's threshold is 0.2 rad";
+      EXPECT_LE(widest, 0.2 + 1e-12) << "kp " << kp;
+    } else {
+      EXPECT_LE(widest, 0.15) << "kp " << kp << ": every term weighted 1, the flag's 0.15 rad";
+    }
   }
 }
 

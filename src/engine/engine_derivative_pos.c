@@ -313,7 +313,7 @@ int mjd_stiffnessTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
                        mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtNum* kspring,
                        int* nspring, int* weighted, mjtBranchMode branch) {
   ctrlState controls = CTRL_UNCHECKED;  // their check (gainInput)
-  int nbranch = 0, below = 0;
+  int nbranch = 0;
 
   // unweighted: by force class (actuatorTerms sets kact of every actuator)
   if (!mjENABLED(mjENBL_POSWEIGHT)) {
@@ -338,7 +338,8 @@ int mjd_stiffnessTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
   mjtNum* scratch = mj_stackAlloc(d, 2*nv + 3*nu + m->nM);
   int ntendon = mjd_posWeightTerms(m, d, &controls, slope, kdof, kspring, &n,
                                    d->dof_posweightcache, wten, scratch);
-  below = weightedDofTerms(m, d, kdof, kdof + 2*nv, matD, sclK, vec, sclKv, n ? kspring : NULL);
+  int below = weightedDofTerms(m, d, kdof, kdof + 2*nv, matD, sclK, vec, sclKv,
+                               n ? kspring : NULL);
   if (kact) {
     weightedServoStiffness(m, d, slope, kdof + 2*nv, kact);
   }
