@@ -337,7 +337,8 @@ TEST_F(ImplicitPosMotion, WeightedFollowsTheFlagWhereEveryWeightIsOne) {
 
 // Catches: the substep threshold of a weighted step whose servo has a moment row (a tendon on
 // two hinges) read as the flag's where its term is weighted below 1, or as the mode's where it is
-// weighted 1. A motor whips the child hinge from each speed of a scan; a step that was not
+// weighted 1. A motor whips the child hinge from each speed of a scan (the root turning back,
+// so that the tendon's length is held and the servo resists no turn); a step that was not
 // substepped (one forward pass) turned it by h min(|v0|, |v1|), whipped (|v1 - v0| above the
 // slower): with the servo below its cap some such step turns it by more than the flag's 0.15 rad
 // (the mode's threshold is 0.2 rad), with the servo far above it none does.
@@ -377,9 +378,10 @@ TEST_F(ImplicitPosMotion, WeightedRowServoSubstepsFromItsThreshold) {
     double h = m->opt.timestep, widest = 0;
     int b = m->jnt_dofadr[1];
     for (double v0 = 12; v0 <= 24; v0 += 0.25) {
-      for (double force = -2; force >= -40; force -= 2) {
+      for (double force = -2; force >= -400; force -= 2) {
         mj_resetData(m.get(), d.get());
         d->qvel[b] = v0;
+        d->qvel[m->jnt_dofadr[0]] = -v0;  // the tendon's length held: the servo resists no turn
         d->ctrl[1] = force;
         int forward = d->timer[mjTIMER_FORWARD].number;
         mj_step(m.get(), d.get());

@@ -39,9 +39,6 @@ int mj_implicitMatrix(const mjModel* m, mjData* d, mjtNum* mat, mjtNum* rhs, mjt
 
   // implicit in position: the terms of K, those on several branches left to the solve or out
   if (!mjENABLED(mjENBL_IMPLICITPOS)) {
-    if (weighted) {
-      *weighted = 0;
-    }
     return 0;
   }
   return mjd_stiffnessTerms(m, d, mat, h*h, rhs, -h, kact, kspring, nspring, weighted,

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 // the implicit step's matrix mat = M - h*qDeriv + h^2*K (NULL: none) and rhs -= h*K*qvel;
-// weighted: 1 if a term of K is weighted below 1 (mjd_stiffnessTerms)
+// weighted: 1 if a term of K is weighted below 1 (mjd_stiffnessTerms; set only with the flag)
 int mj_implicitMatrix(const mjModel* m, mjData* d, mjtNum* mat, mjtNum* rhs, mjtNum* kact,
                       mjtNum* kspring, int* nspring, int* weighted, int onpattern);
 
