@@ -1607,6 +1607,84 @@ TEST_F(ImplicitPosGuardWeight, ScratchStaysOnItsStack) {
   EXPECT_EQ(vec_junk, vec);
 }
 
+// Catches: the dampings of the terms on each dof left as the stack held them where passive forces
+// are disabled (no joint damping to start them from): an undamped servo on a damped slide, (h w_n)^2
+// 5, whose weight at zeta 0 is not the weight below the cap that a large damping gives; K is the
+// documented weight at zeta 0 on a stack cleared to -1 and on one full of junk (4321.5).
+TEST_F(ImplicitPosGuardWeight, DampingWithoutPassiveForcesIsTheServos) {
+  ModelPtr m = LoadModelOrFail(
+      "<mujoco><option timestep=\"0.0078125\" gravity=\"0 0 0\"/><worldbody><body>"
+      "<joint name=\"s\" type=\"slide\" axis=\"1 0 0\" damping=\"50\"/>"
+      "<inertial pos=\"0 0 0\" mass=\"1\" diaginertia=\"1 1 1\"/></body></worldbody>"
+      "<actuator><position joint=\"s\" kp=\"81920\"/></actuator></mujoco>");
+  ASSERT_NE(m, nullptr);
+  m->opt.disableflags |= mjDSBL_PASSIVE;
+  SetEnable(m.get(), mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, true);
+  DataPtr d(mj_makeData(m.get()));
+  mj_forward(m.get(), d.get());
+  const double h = m->opt.timestep, kp = m->actuator_gainprm[0];
+  ASSERT_EQ(m->dof_invweight0[0], 1);
+  ASSERT_EQ(h * h * kp, 5);
+  double theta = OneTermWeight(m.get(), d.get(), kp, 0, 1);
+  ASSERT_GT(theta, Table().below);
+  for (double junk : {-1.0, 4321.5}) {
+    std::fill(d->stack + d->pstack, d->stack + d->nstack, junk);
+    std::vector<double> kk, kv;
+    EngineK(m.get(), d.get(), &kk, &kv);
+    EXPECT_NEAR(kk[0], theta * kp, 1e-12 * kp) << "junk " << junk;
+  }
+}
+
+// Catches: the weighted pass reading the slopes as the stack held them where actuation is
+// disabled: the tendon servos of the gear arm, on a stack full of junk that reads as restoring
+// slopes and weights (-1), add nothing to K (its springs alone), as on a cleared stack (0).
+TEST_F(ImplicitPosGuardWeight, DisabledActuationAddsNoWeightedTerm) {
+  ModelPtr m = LoadModelOrFail(GearTendonArmXml(300, 1, 0.005));
+  ASSERT_NE(m, nullptr);
+  m->opt.disableflags |= mjDSBL_ACTUATION;
+  SetEnable(m.get(), mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, true);
+  DataPtr d(mj_makeData(m.get()));
+  SetAwayFromRest(m.get(), d.get());
+  mj_forward(m.get(), d.get());
+  std::vector<double> k[2], kv[2];
+  for (int junk : {0, 1}) {
+    std::fill(d->stack + d->pstack, d->stack + d->nstack, -1.0 * junk);
+    EngineK(m.get(), d.get(), &k[junk], &kv[junk]);
+  }
+  EXPECT_EQ(k[1], k[0]);
+  EXPECT_EQ(kv[1], kv[0]);
+}
+
+// Catches: a servo out of scope (on its force clamp) visited by the weights' pass with its zero
+// slope, so that its damping enters its dof's damping ratio: a clamped, damped servo beside an
+// undamped one in scope on a unit slide, (h w_n)^2 5; K is the documented weight of the servo in
+// scope alone at zeta 0 (with the clamped servo's damping the term would be below the cap).
+TEST_F(ImplicitPosGuardWeight, ClampedServoAddsNoDamping) {
+  ModelPtr m = LoadModelOrFail(
+      "<mujoco><option timestep=\"0.0078125\" gravity=\"0 0 0\"/><worldbody><body>"
+      "<joint name=\"s\" type=\"slide\" axis=\"1 0 0\"/>"
+      "<inertial pos=\"0 0 0\" mass=\"1\" diaginertia=\"1 1 1\"/></body></worldbody>"
+      "<actuator><position joint=\"s\" kp=\"81920\"/>"
+      "<general joint=\"s\" gaintype=\"fixed\" biastype=\"affine\" gainprm=\"100\" "
+      "biasprm=\"0 -100 -1000\" forcelimited=\"true\" forcerange=\"-1e-3 1e-3\"/>"
+      "</actuator></mujoco>");
+  ASSERT_NE(m, nullptr);
+  SetEnable(m.get(), mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, true);
+  DataPtr d(mj_makeData(m.get()));
+  d->qpos[0] = 0.1;
+  mj_forward(m.get(), d.get());
+  ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 0, nullptr), mjPOSSCOPE_RESTORING);
+  ASSERT_EQ(mjd_actuatorPosScope(m.get(), d.get(), 1, nullptr), mjPOSSCOPE_CLAMPED);
+  const double h = m->opt.timestep, kp = m->actuator_gainprm[0];
+  ASSERT_EQ(m->dof_invweight0[0], 1);
+  ASSERT_EQ(h * h * kp, 5);
+  double theta = OneTermWeight(m.get(), d.get(), kp, 0, 1);
+  ASSERT_GT(theta, Table().below);
+  std::vector<double> kk, kv;
+  EngineK(m.get(), d.get(), &kk, &kv);
+  EXPECT_NEAR(kk[0], theta * kp, 1e-12 * kp);
+}
+
 // Catches: the weighted pass keeping the slope of an actuator that is out of scope for another
 // reason than its slope (a servo on its force clamp, a servo on a tendon that lists a joint twice;
 // their restoring slopes are found first), or visiting it with its zero slope, so that its term
@@ -1727,6 +1805,26 @@ const char kUnitSlide[] =
     "<joint type=\"slide\" axis=\"1 0 0\" stiffness=\"1\"/>"
     "<inertial pos=\"0 0 0\" mass=\"1\" diaginertia=\"1 1 1\"/></body></worldbody></mujoco>";
 
+// one step of a one-dof model at its term (stiffness k, damping c, inverse weight invweight),
+// which fills the weights' cache; then K against the documented weight times the stiffness and
+// against a fresh mjData's at the same state; returns the weight
+double StepCachedTerm(const mjModel* m, mjData* d, double k, double c, double invweight,
+                      const std::string& where) {
+  mj_step(m, d);
+  mj_forward(m, d);
+  DataPtr fresh(mj_makeData(m));
+  fresh->qpos[0] = d->qpos[0];
+  fresh->qvel[0] = d->qvel[0];
+  mj_forward(m, fresh.get());
+  double theta = OneTermWeight(m, d, k, c, invweight);
+  std::vector<double> kk, kv, kk_fresh, kv_fresh;
+  EngineK(m, d, &kk, &kv);
+  EngineK(m, fresh.get(), &kk_fresh, &kv_fresh);
+  EXPECT_NEAR(kk[0], theta * k, 1e-12 * k) << where;
+  EXPECT_EQ(kk[0], kk_fresh[0]) << where;
+  return theta;
+}
+
 // Catches: the per-dof cache of the table's lookup (d->dof_posweightcache) hit on a key that is
 // not the term's, or filled with a wrong key: the spring's (h w_n)^2 and zeta are changed between
 // steps so that one of the two stays (or the new hw2 equals the old zeta, or both are equal), and
@@ -1749,21 +1847,52 @@ TEST_F(ImplicitPosGuardWeight, CachedWeightFollowsTheTerm) {
     ASSERT_EQ(0.5 * c * std::sqrt(invweight / k), term.zeta);
     m->jnt_stiffness[0] = k;
     m->dof_damping[0] = c;
-    mj_step(m.get(), d.get());  // fills the cache with this term
-    mj_forward(m.get(), d.get());
-    DataPtr fresh(mj_makeData(m.get()));
-    fresh->qpos[0] = d->qpos[0];
-    fresh->qvel[0] = d->qvel[0];
-    mj_forward(m.get(), fresh.get());
-    double theta = OneTermWeight(m.get(), d.get(), k, c, invweight);
-    std::vector<double> kk, kv, kk_fresh, kv_fresh;
-    EngineK(m.get(), d.get(), &kk, &kv);
-    EngineK(m.get(), fresh.get(), &kk_fresh, &kv_fresh);
-    EXPECT_NEAR(kk[0], theta * k, 1e-12 * k) << "hw2 " << term.hw2 << " zeta " << term.zeta;
-    EXPECT_EQ(kk[0], kk_fresh[0]) << "hw2 " << term.hw2 << " zeta " << term.zeta;
+    StepCachedTerm(m.get(), d.get(), k, c, invweight,
+                   "hw2 " + std::to_string(term.hw2) + " zeta " + std::to_string(term.zeta));
     ++steps;
   }
   EXPECT_EQ(steps, 8);
+}
+
+// Catches: the per-dof cache's key (d->dof_posweightcache) read from the wrong numbers: the
+// timestep, the stiffness, the damping and the dof's inverse weight are changed between steps so
+// that each next term has the same key as the last under one wrong formula and a different
+// weight: the key without the timestep (h / h), with k or invweight divided instead of
+// multiplied, and zeta from 1 / c, from a divided or a multiplied square root; after each step K
+// is the documented weight times the stiffness, as for a fresh mjData.
+TEST_F(ImplicitPosGuardWeight, CachedWeightFollowsTheTimestepAndInertia) {
+  ModelPtr m = LoadModelOrFail(kUnitSlide);
+  ASSERT_NE(m, nullptr);
+  SetEnable(m.get(), mjENBL_IMPLICITPOS | mjENBL_POSWEIGHT, true);
+  DataPtr d(mj_makeData(m.get()));
+  const double h = m->opt.timestep, k = 16 / (h * h);
+  ASSERT_EQ(m->dof_invweight0[0], 1);
+  struct Term {
+    double h, k, c, invweight;
+  };
+  const Term terms[] = {
+      {h, k, 0, 1},              // (h w_n)^2 16
+      {h / 2, k, 0, 1},          // 4, on the cap: the key without h is k invweight
+      {h / 4, k, 0, 1},          // 1
+      {h / 2, 4 * k, 0, 1},      // 16: the key h^2 / k invweight
+      {h / 2, k, 0, 1},          // 4
+      {h / 2, 4 * k, 0, 4},      // 64: the key h^2 k / invweight
+      {h, 9 / (h * h), 1.5 / h, 1},             // 9, zeta 1/4
+      {h / 2, 36 / (h * h), 0.75 / h, 1},       // 9, zeta 1/16: zeta's three wrong keys
+  };
+  double last = -1;
+  int changed = 0;
+  for (const Term& term : terms) {
+    m->opt.timestep = term.h;
+    m->jnt_stiffness[0] = term.k;
+    m->dof_damping[0] = term.c;
+    m->dof_invweight0[0] = term.invweight;
+    double theta = StepCachedTerm(m.get(), d.get(), term.k, term.c, term.invweight,
+                                  "h " + std::to_string(term.h) + " k " + std::to_string(term.k));
+    changed += theta != last;
+    last = theta;
+  }
+  EXPECT_EQ(changed, 8);  // each term's weight differs from the last's
 }
 
 // Catches: a pivot of exactly 0 taken as positive by the gate's factorization: a spring whose

@@ -250,35 +250,14 @@ static int springTerms(const mjModel* m, const mjData* d,
 
 //------------------------------ weighted terms of K ----------------------------------------------
 
-// add the weighted terms of the servos whose moment is a row; weighted: 1 if one is below 1
-static int weightedRowTerms(const mjModel* m, mjData* d, const mjtNum* slopes,
-                            const mjtNum* wten, mjtNum* matD, mjtNum sclK, mjtNum* vec,
-                            mjtNum sclKv, mjtNum* kact, int* weighted, mjtBranchMode branch) {
-  int nbranch = 0;
-  for (int i=0; i<m->nu; i++) {
-    if (slopes[i] < 0 && d->actuator_posdof[i] < 0) {
-      nbranch += actuatorRowTerm(m, d, i, -(slopes[i] * wten[i]), matD, sclK, vec, sclKv,
-                                 kact, branch);
-      *weighted |= wten[i] < 1;
-    }
-  }
-  return nbranch;
-}
-
-
-
 // add the weighted terms on one dof alone: its servos and its spring, whose stiffness in kspring
-// (if given) is weighted; return 1 if one is below 1
-static int weightedDofTerms(const mjModel* m, const mjData* d, const mjtNum* kdof,
-                            const mjtNum* weight, mjtNum* matD, mjtNum sclK, mjtNum* vec,
-                            mjtNum sclKv, mjtNum* kspring) {
-  int weighted = 0;
+// (if given) is weighted
+static void weightedDofTerms(const mjModel* m, const mjData* d, const mjtNum* kdof,
+                             const mjtNum* weight, mjtNum* matD, mjtNum sclK, mjtNum* vec,
+                             mjtNum sclKv, mjtNum* kspring) {
   for (int dof=0; dof<m->nv; dof++) {
     if (!(kdof[dof] > 0)) {
       continue;
-    }
-    if (weight[dof] < 1) {
-      weighted = 1;
     }
     if (kspring) {
       kspring[dof] *= weight[dof];
@@ -291,18 +270,28 @@ static int weightedDofTerms(const mjModel* m, const mjData* d, const mjtNum* kdo
       vec[dof] += sclKv * (k * d->qvel[dof]);
     }
   }
-  return weighted;
 }
 
 
 
-// stiffness in kact of each servo's weighted term on one dof, 0 for the others
-static void weightedServoStiffness(const mjModel* m, const mjData* d, const mjtNum* slope,
-                                   const mjtNum* wdof, mjtNum* kact) {
+// add the weighted terms of the servos whose moment is a row; the stiffness in kact (if given) of
+// each servo's weighted term on one dof (wdof), 0 for the others; return the number on several
+// branches
+static int weightedServoTerms(const mjModel* m, mjData* d, const mjtNum* slope,
+                              const mjtNum* wdof, const mjtNum* wten, mjtNum* matD, mjtNum sclK,
+                              mjtNum* vec, mjtNum sclKv, mjtNum* kact, mjtBranchMode branch) {
+  int nbranch = 0;
   for (int i=0; i<m->nu; i++) {
     int dof = d->actuator_posdof[i];
-    kact[i] = slope[i] < 0 && dof >= 0 ? -slope[i] * wdof[dof] : 0;
+    if (kact) {
+      kact[i] = slope[i] < 0 && dof >= 0 ? -slope[i] * wdof[dof] : 0;
+    }
+    if (slope[i] < 0 && dof < 0) {
+      nbranch += actuatorRowTerm(m, d, i, -(slope[i] * wten[i]), matD, sclK, vec, sclKv, kact,
+                                 branch);
+    }
   }
+  return nbranch;
 }
 
 
@@ -332,22 +321,16 @@ int mjd_stiffnessTerms(const mjModel* m, mjData* d, mjtNum* matD, mjtNum sclK,
   // table's, cached per dof in d->dof_posweightcache, then the stability gate), each term added
   int nv = m->nv, nu = m->nu, n;
   mjMARKSTACK;
-  mjtNum* slope = mj_stackAlloc(d, nu);
-  mjtNum* kdof = mj_stackAlloc(d, 3*nv);     // kdof, cdof (dofStiffness), wdof
-  mjtNum* wten = mj_stackAlloc(d, nu);
-  mjtNum* scratch = mj_stackAlloc(d, 2*nv + 3*nu + m->nM);
-  int ntendon = mjd_posWeightTerms(m, d, &controls, slope, kdof, kspring, &n,
-                                   d->dof_posweightcache, wten, scratch);
-  int below = weightedDofTerms(m, d, kdof, kdof + 2*nv, matD, sclK, vec, sclKv,
-                               n ? kspring : NULL);
-  if (kact) {
-    weightedServoStiffness(m, d, slope, kdof + 2*nv, kact);
-  }
+  mjtNum* slope = mj_stackAlloc(d, 2*nu + 3*nv);
+  mjtNum* wten = slope + nu;
+  mjtNum* kdof = wten + nu;    // kdof, cdof, wdof (mjd_posWeightTerms)
+  int below = mjd_posWeightTerms(m, d, &controls, slope, kdof, kspring, &n,
+                                 d->dof_posweightcache, wten);
+  weightedDofTerms(m, d, kdof, kdof + 2*nv, matD, sclK, vec, sclKv, n ? kspring : NULL);
+  nbranch = weightedServoTerms(m, d, slope, kdof + 2*nv, wten, matD, sclK, vec, sclKv, kact,
+                               branch);
   if (nspring) {
     *nspring = n;
-  }
-  if (ntendon) {
-    nbranch = weightedRowTerms(m, d, slope, wten, matD, sclK, vec, sclKv, kact, &below, branch);
   }
   if (weighted) {
     *weighted = below;

@@ -107,27 +107,15 @@ void mjd_posWeightTable(int* nzeta, int* ns, mjtNum* ds, mjtNum* below,
 
 
 // table weight of a term of stiffness k, damping c and inverse inertia invweight
-static mjtNum tableWeight(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight, mjtNum* cache) {
+static mjtNum tableWeight(mjtNum h, mjtNum k, mjtNum c, mjtNum invweight) {
   mjtNum hw2 = h * h * k * invweight;  // (h w_n)^2
   mjtNum zeta = 0.5 * c * mju_sqrt(invweight / k);
-
-  // the same term as the last lookup (never a zeroed cache: hw2 > 0)
-  if (cache && hw2 > 0 && cache[0]==hw2 && cache[1]==zeta) {
-    return cache[2];
-  }
 
   // not finite: backward Euler
   if (!isfinite(hw2) || !isfinite(zeta) || !(invweight > 0)) {
     return 1;
   }
-
-  mjtNum theta = thetaTable(hw2, zeta);
-  if (cache) {
-    cache[0] = hw2;
-    cache[1] = zeta;
-    cache[2] = theta;
-  }
-  return theta;
+  return thetaTable(hw2, zeta);
 }
 
 
@@ -139,6 +127,28 @@ static int isRotationDof(const mjModel* m, int dof) {
   int j = m->dof_jntid[dof];
   return m->jnt_type[j]==mjJNT_BALL ||
          (m->jnt_type[j]==mjJNT_FREE && dof >= m->jnt_dofadr[j] + 3);
+}
+
+
+
+// weight of the terms of stiffness k and damping c on dof: the table's, backward Euler for a
+// ball or free joint's rotation (its stiffness away from rest, which the gate's model leaves out,
+// made ropes of them diverge at lower weights where backward Euler did not); entry: the dof's
+// cache, (h w_n)^2, zeta and the weight of its last lookup
+static inline mjtNum dofWeight(const mjModel* m, int dof, mjtNum h, mjtNum k, mjtNum c,
+                               mjtNum* entry) {
+  mjtNum invweight = m->dof_invweight0[dof];
+  mjtNum hw2 = h * h * k * invweight;
+  mjtNum zeta = 0.5 * c * mju_sqrt(invweight / k);
+
+  // the same term as the last lookup (never a zeroed cache: hw2 > 0)
+  if (hw2 > 0 && entry[0]==hw2 && entry[1]==zeta) {
+    return entry[2];
+  }
+  entry[0] = hw2;
+  entry[1] = zeta;
+  entry[2] = isRotationDof(m, dof) ? 1 : tableWeight(h, k, c, invweight);
+  return entry[2];
 }
 
 
@@ -184,36 +194,59 @@ static int rotationRow(const mjModel* m, int i) {
 
 
 
-// restoring slope of each actuator, stiffness and damping of the terms on each dof, the springs'
-// stiffness in kspring (if given; zeroed at the first spring) and their number in nspring
+// restoring slope of each actuator (0: none), stiffness and damping of the terms on each dof, the
+// springs' stiffness in kspring (if given; zeroed at the first spring) and their number in nspring;
+// return the number of servos with a moment row
 static int dofStiffness(const mjModel* m, const mjData* d, ctrlState* controls, mjtNum* slope,
                         mjtNum* kdof, mjtNum* kspring, int* nspring) {
   int nv = m->nv, nrow = 0, n = 0;
   mjtNum* cdof = kdof + nv;
-  mju_zero(kdof, 2*nv);
+  mju_zero(kdof, nv);
+  if (mjDISABLED(mjDSBL_PASSIVE)) {
+    mju_zero(cdof, nv);
+  } else {
+    mju_copy(cdof, m->dof_damping, nv);
+  }
 
-  // servos on one dof; those on a chain counted
-  for (int i=0; i<m->nu; i++) {
-    if (!actuatorRestoring(m, d, i, slope + i, controls)) {
-      slope[i] = 0;
-      continue;
-    }
+  // servos on one dof, those on a chain counted; none where actuation is disabled
+  int nu = m->nu;
+  if (mjDISABLED(mjDSBL_ACTUATION)) {
+    mju_zero(slope, nu);
+    nu = 0;
+  }
+  for (int i=0; i<nu; i++) {
     int dof = d->actuator_posdof[i];
-    if (dof < 0) {
-      nrow++;
-      continue;
+    mjtNum c;
+
+    // a servo of fixed gain and affine bias on one dof (actuator_posdiag): its bias's slopes
+    if (d->actuator_posdiag[i] >= 0) {
+      if (!servoRestoring(m, d, i, slope + i)) {
+        slope[i] = 0;
+        continue;
+      }
+      c = -servoVel(m, i);
     }
-    // the damping of a servo of fixed gain and affine bias (actuator_posdiag): its bias's
+
+    // any other
+    else {
+      if (!actuatorRestoring(m, d, i, slope + i, controls)) {
+        slope[i] = 0;
+        continue;
+      }
+      if (dof < 0) {
+        nrow++;
+        continue;
+      }
+      c = mjd_actuatorDamping(m, d, i, controls);
+    }
+
     mjtNum gear = d->actuator_moment[i*nv + dof];
-    mjtNum c = d->actuator_posdiag[i] >= 0 ? -servoVel(m, i) :
-               mjd_actuatorDamping(m, d, i, controls);
     kdof[dof] -= slope[i] * gear * gear;
     cdof[dof] += c * gear * gear;
   }
 
-  // joint damping and springs
+  // joint springs
   if (!mjDISABLED(mjDSBL_PASSIVE)) {
-    mju_addTo(cdof, m->dof_damping, nv);
     for (int j=0; j<m->njnt; j++) {
       if (m->jnt_stiffness[j] && springScope(m, j)==mjPOSSCOPE_RESTORING) {
         if (kspring && !n) {
@@ -401,70 +434,71 @@ static int wholeRow(const mjModel* m, const mjData* d, int i, const mjtNum* whol
 
 
 
-// weights of every term: the table's, raised where the step fails the gate
+// weights of every term: the table's, raised where the step fails the gate; return 1 if one is
+// below 1
 #define mjPOSW_GATE 1e-3     // margin of the gate: stock's cap
 #define mjPOSW_RAISED 0.5    // margin of the raised weights: half of stock's cap
 #define mjPOSW_RAISE 64      // grid of the raise
-static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mjtNum* slope,
-                       int nrow, ctrlState* controls, mjtNum* cache, const mjtNum* whole,
-                       mjtNum* wdof, mjtNum* wten, mjtNum* scratch) {
+static int posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mjtNum* slope,
+                      int nrow, ctrlState* controls, mjtNum* cache, const mjtNum* whole,
+                      mjtNum* wdof, mjtNum* wten, mjtNum* scratch) {
   int nv = m->nv, nu = m->nu;
   mjtNum h = m->opt.timestep;
   const mjtNum* cdof = kdof + nv;
-  mjtNum* cten = scratch;
-  mjtNum* rdof = cten + nu;        // risks at the table's weights
+  mjtNum* rdof = scratch;          // risks at the table's weights (none at 1: -h^2 k - 2 h c)
   mjtNum* rten = rdof + nv;
   mjtNum* rdofa = rten + nu;       // risks at the raised weights
   mjtNum* rtena = rdofa + nv;
   mjtNum* S = rtena + nu;
 
-  // terms on one dof, and their risks
-  int risky = 0;
+  // terms on one dof, and their risks; on a dof an active constraint acts on: whole, as the
+  // constraint solved in the step's metric must see it (doc/contact.md)
+  int risky = 0, below = 0;
   for (int dof=0; dof<nv; dof++) {
-    wdof[dof] = 1;
-    rdof[dof] = 0;
-    if (kdof[dof] > 0) {
+    mjtNum k = kdof[dof], w = 1, r = 0;
+    if (k > 0 && !(whole && whole[dof])) {
       mjtNum c = mjMAX(cdof[dof], 0);
-      mjtNum* entry = cache ? cache + 3*dof : NULL;
-      // the spring of a ball or free joint's rotation: backward Euler (its stiffness away from
-      // rest, which the gate's model leaves out, made ropes of them diverge at lower weights
-      // where backward Euler did not)
-      // on a dof an active constraint acts on: whole, as the constraint solved in the step's
-      // metric must see it (doc/contact.md)
-      if (!isRotationDof(m, dof) && !(whole && whole[dof])) {
-        wdof[dof] = tableWeight(h, kdof[dof], c, m->dof_invweight0[dof], entry);
-      }
-      rdof[dof] = termRisk(h, kdof[dof], c, wdof[dof]);
-      if (rdof[dof] > 0) {
-        risky = 1;
+      w = dofWeight(m, dof, h, k, c, cache + 3*dof);
+      if (w < 1) {
+        below = 1;
+        r = termRisk(h, k, c, w);
+        risky |= r > 0;
       }
     }
+    wdof[dof] = w;
+    rdof[dof] = r;
   }
 
   // servos with a moment row: actuator-space stiffness and damping, inverse inertia of the row
-  // (S is free until the gate); none: no risk
-  if (!nrow) {
-    mju_zero(rten, nu);
-  }
+  // (S is free until the gate)
   for (int i=0; i<nu && nrow; i++) {
     wten[i] = 1;
     rten[i] = 0;
     if (slope[i] < 0 && d->actuator_posdof[i] < 0) {
-      cten[i] = mjMAX(mjd_actuatorDamping(m, d, i, controls), 0);
       // a ball joint's servo: backward Euler, as its spring (ropes of them, released moving,
       // diverged at the table's weights, and at any weight down to 1/2, where backward Euler
       // did not)
       if (!rotationRow(m, i) && !(whole && wholeRow(m, d, i, whole))) {
-        wten[i] = tableWeight(h, -slope[i], cten[i], rowInvweight(m, d, i, S), NULL);
+        mjtNum c = mjMAX(mjd_actuatorDamping(m, d, i, controls), 0);
+        wten[i] = tableWeight(h, -slope[i], c, rowInvweight(m, d, i, S));
+        if (wten[i] < 1) {
+          below = 1;
+          rten[i] = termRisk(h, -slope[i], c, wten[i]);
+          risky |= rten[i] > 0;
+        }
       }
-      rten[i] = termRisk(h, -slope[i], cten[i], wten[i]);
-      risky |= rten[i] > 0;
     }
   }
 
-  // the stability gate, where a term is at risk
-  if (!risky || posWeightsGate(m, d, mjPOSW_GATE, rdof, rten, S)) {
-    return;
+  // the stability gate, where a term is at risk (none on a moment row if there is none)
+  if (!risky) {
+    return below;
+  }
+  if (!nrow) {
+    mju_zero(rten, nu);
+  }
+  if (posWeightsGate(m, d, mjPOSW_GATE, rdof, rten, S)) {
+    return below;
   }
 
   // raise the terms at risk: theta + a (1 - theta) has risk r - 2 a h^2 k (1 - theta); the least
@@ -496,22 +530,29 @@ static void posWeights(const mjModel* m, mjData* d, const mjtNum* kdof, const mj
       wten[i] += a * (1 - wten[i]);
     }
   }
+
+  // a term at risk is weighted below 1/2, and raised by a <= 1/2 (the first trial, a = 1/2,
+  // passes: every raised risk is then -h^2 k theta - 2 h c <= 0): below 1 still
+  return below;
 }
 
 
 
 int mjd_posWeightTerms(const mjModel* m, mjData* d, ctrlState* controls, mjtNum* slope,
-                       mjtNum* kdof, mjtNum* kspring, int* nspring, mjtNum* cache, mjtNum* wten,
-                       mjtNum* scratch) {
+                       mjtNum* kdof, mjtNum* kspring, int* nspring, mjtNum* cache,
+                       mjtNum* wten) {
+  int nv = m->nv, nscratch = 2*nv + 2*m->nu + m->nM;
   int nrow = dofStiffness(m, d, controls, slope, kdof, kspring, nspring);
   mjMARKSTACK;
-  mjtNum* whole = d->nefc ? mj_stackAlloc(d, m->nv) : NULL;
+  mjtNum* scratch = mj_stackAlloc(d, nscratch + (d->nefc ? nv : 0));
+  mjtNum* whole = d->nefc ? scratch + nscratch : NULL;
   if (whole) {
     constrainedDofs(m, d, whole);
   }
-  posWeights(m, d, kdof, slope, nrow, controls, cache, whole, kdof + 2*m->nv, wten, scratch);
+  int below = posWeights(m, d, kdof, slope, nrow, controls, cache, whole, kdof + 2*nv, wten,
+                         scratch);
   mjFREESTACK;
-  return nrow;
+  return below;
 }
 
 
@@ -523,11 +564,10 @@ mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id) {
   mjtNum weight = 1;
   int nspring;
   mjMARKSTACK;
-  mjtNum* slope = mj_stackAlloc(d, nu);
-  mjtNum* kdof = mj_stackAlloc(d, 3*nv);     // kdof, cdof (dofStiffness), wdof
-  mjtNum* wten = mj_stackAlloc(d, nu);
-  mjtNum* scratch = mj_stackAlloc(d, 2*nv + 3*nu + m->nM);
-  mjd_posWeightTerms(m, d, &controls, slope, kdof, NULL, &nspring, NULL, wten, scratch);
+  mjtNum* slope = mj_stackAlloc(d, 2*nu + 3*nv);
+  mjtNum* wten = slope + nu;
+  mjtNum* kdof = wten + nu;    // kdof, cdof (dofStiffness), wdof
+  mjd_posWeightTerms(m, d, &controls, slope, kdof, NULL, &nspring, d->dof_posweightcache, wten);
 
   // the term's weight: a moment row's own, or its dof's
   if (objtype==mjOBJ_ACTUATOR && id>=0 && id<nu && slope[id] < 0) {

@@ -31,11 +31,12 @@ MJAPI mjtNum mjd_posWeight(const mjModel* m, mjData* d, int objtype, int id);
 MJAPI void mjd_posWeightTable(int* nzeta, int* ns, mjtNum* ds, mjtNum* below,
                               const mjtNum** zeta, const mjtNum** theta);
 
-// restoring slope of each actuator, stiffness and damping on each dof, and every term's weight;
-// the springs' stiffness on each dof in kspring (if given) and their number in nspring
+// restoring slope of each actuator (0: none), stiffness and damping on each dof (kdof, then
+// cdof), every term's weight (wdof after them, wten), the springs' stiffness on each dof in
+// kspring (if given) and their number in nspring; return 1 if a term is weighted below 1
 int mjd_posWeightTerms(const mjModel* m, mjData* d, ctrlState* controls, mjtNum* slope,
-                       mjtNum* kdof, mjtNum* kspring, int* nspring, mjtNum* cache, mjtNum* wten,
-                       mjtNum* scratch);
+                       mjtNum* kdof, mjtNum* kspring, int* nspring, mjtNum* cache,
+                       mjtNum* wten);
 
 #ifdef __cplusplus
 }
